@@ -1,0 +1,1 @@
+"""Subcommands of the `exactserve` CLI, one module each."""
