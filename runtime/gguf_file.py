@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
+from reference.quants import supported_type_names
 from runtime.errors import GGUFError
 
 GGUF_MAGIC = b"GGUF"
@@ -174,6 +175,7 @@ class GGUFFile:
                 "convert the model to GGUF with llama.cpp's convert_hf_to_gguf.py"
             )
         cur.pos = 4
+        cur.what = "field 'version'"
         self.version = cur.scalar("<I")
         if self.version not in SUPPORTED_VERSIONS:
             hint = " (the file may be big-endian)" if self.version > 0xFFFF else ""
@@ -181,7 +183,9 @@ class GGUFFile:
                 f"{self.path}: field 'version' is {self.version}{hint}; "
                 f"supported GGUF versions are {', '.join(map(str, SUPPORTED_VERSIONS))}"
             )
+        cur.what = "field 'n_tensors'"
         n_tensors = cur.scalar("<Q")
+        cur.what = "field 'n_kv'"
         n_kv = cur.scalar("<Q")
         self.metadata: dict[str, Any] = {}
         for i in range(n_kv):
@@ -219,10 +223,9 @@ class GGUFFile:
         try:
             ggml_type = GGMLQuantizationType(type_id)
         except ValueError:
-            known = ", ".join(t.name for t in GGMLQuantizationType)
             raise GGUFError(
-                f"{self.path}: tensor '{name}' has unknown ggml type id {type_id}; "
-                f"known types are: {known}"
+                f"{self.path}: tensor '{name}' has unknown ggml type id {type_id}, perhaps "
+                f"from a newer llama.cpp; exactserve supports: {supported_type_names()}"
             ) from None
         block, type_size = GGML_QUANT_SIZES[ggml_type]
         n = int(np.prod(shape, dtype=np.int64))
