@@ -1,0 +1,29 @@
+"""Shared fixtures. `tiny_model(arch, qtype, **options)` writes (once per session) and
+returns the path of a tiny GGUF model; see tests/tiny_models.py for the options. Tests that
+use it need llama.cpp's vocab files: mark them `llama_cpp_data`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gguf import GGMLQuantizationType
+from tiny_models import tiny_spec, write_tiny_model
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
+    cache = tmp_path_factory.mktemp("tiny_models")
+
+    def make(
+        arch: str, qtype: GGMLQuantizationType = GGMLQuantizationType.Q8_0, **options: Any
+    ) -> Path:
+        spec = tiny_spec(arch, qtype, **options)
+        path = cache / spec.file_name
+        if not path.exists():
+            write_tiny_model(path, spec)
+        return path
+
+    return make
