@@ -16,6 +16,7 @@ import sys
 from runtime.errors import ExactserveError
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "server.commands.inspect",
 )
 
 
