@@ -89,8 +89,20 @@ def llama_cpp_source() -> Path:
 def _pip_download_sdist(archive: Path) -> None:
     spec = f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"
     with tempfile.TemporaryDirectory(dir=cache_dir()) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-               "--disable-pip-version-check", "-q", "-d", tmp, spec]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            tmp,
+            spec,
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         found = list(Path(tmp).glob("llama_cpp_python-*.tar.gz"))
         if proc.returncode != 0 or not found:
