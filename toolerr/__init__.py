@@ -1,1 +1,46 @@
-"""toolerr."""
+"""The tool-error recovery layer: pure functions on chat messages (standard library only).
+
+Read a request body into the internal model (`process` does every step), detect failed
+tool results (`detect`), classify them (`classify`), rewrite the decision step in one of
+the forms (`rewrite`), and report what happened (`Outcome.header`, the X-Tool-Errors
+value). It changes what the model reads, never what tools do. See docs/TOOLERR.md.
+"""
+
+from __future__ import annotations
+
+from toolerr.body import Conversation, RequestError
+from toolerr.classify import classify
+from toolerr.detect import Failure, detect, detect_rule
+from toolerr.forms import CHECK_BEFORE_RETRY, FORMS, GUIDANCE, Options, rewrite
+from toolerr.messages import KINDS, Message, ToolCall, ToolDef, text_of, to_template_messages
+from toolerr.report import HEADER, header_value, log_line
+from toolerr.request import APIS, TOOL_ERRORS, Outcome, detect_api, process, select_form
+
+__all__ = [
+    "APIS",
+    "CHECK_BEFORE_RETRY",
+    "FORMS",
+    "GUIDANCE",
+    "HEADER",
+    "KINDS",
+    "TOOL_ERRORS",
+    "Conversation",
+    "Failure",
+    "Message",
+    "Options",
+    "Outcome",
+    "RequestError",
+    "ToolCall",
+    "ToolDef",
+    "classify",
+    "detect",
+    "detect_api",
+    "detect_rule",
+    "header_value",
+    "log_line",
+    "process",
+    "rewrite",
+    "select_form",
+    "text_of",
+    "to_template_messages",
+]
