@@ -16,6 +16,8 @@ import sys
 from runtime.errors import ExactserveError
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "server.commands.proxy",
+    "server.commands.toolerr",
     "server.commands.inspect",
 )
 
