@@ -13,3 +13,14 @@ class GGUFError(ExactserveError, ValueError):
 
 class UnsupportedError(ExactserveError, ValueError):
     """The file is well formed but uses something exactserve does not support."""
+
+class TemplateError(ExactserveError, ValueError):
+    """A chat template failed to compile or raised while rendering.
+
+    The message names the template and carries the template's own message, e.g.
+    "chat template 'default' raised: System role not supported".
+    """
+
+
+class PromptError(ExactserveError, ValueError):
+    """A chat cannot be encoded without risking message text becoming control tokens."""
