@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "server.commands.proxy",
     "server.commands.toolerr",
     "server.commands.inspect",
+    "server.commands.tokenize",
 )
 
 
