@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from reference.quants import SUPPORTED_TYPES
 from runtime.config import ModelConfig, from_gguf
 from runtime.gguf_file import open_gguf
@@ -122,7 +124,7 @@ def report_lines(report: ModelReport) -> list[tuple[str, str]]:
         ("heads", f"{c.n_heads} (kv heads {c.n_kv_heads})"),
         ("head dim", f"{c.head_dim} (value {c.head_dim_v})"),
         ("feed-forward", str(c.n_ff)),
-        ("norm epsilon", repr(c.norm_eps)),
+        ("norm epsilon", str(np.float32(c.norm_eps))),
         ("attention scale", repr(c.attention_scale)),
         ("rope", _rope(c)),
         ("sliding window", _sliding_window(c)),

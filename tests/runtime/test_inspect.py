@@ -144,7 +144,7 @@ def test_demo_model_report(capsys) -> None:
         "heads": "4 (kv heads 1)",
         "head dim": "256 (value 256)",
         "feed-forward": "2048",
-        "norm epsilon": repr(float(np.float32(1e-6))),
+        "norm epsilon": "1e-06",
         "attention scale": "0.0625",
         "rope": "neox, 256 dims, base 1000000, local base 10000, no scaling",
         "sliding window": "512 tokens on 15 of 18 layers (global layers: 5, 11, 17)",
