@@ -1,1 +1,13 @@
-"""reference."""
+"""The precision contract (docs/PRECISION.md) in NumPy: the oracle every backend must match.
+
+    fp           rounding primitives, powers of two, the summation tree        (section 2)
+    quantize     activation blocks (12-bit) and block floats (22-bit)          (3)
+    activations  exp, tanh, SiLU, GELU, gating, soft-capping                   (4)
+    matmul       weights in integer form, the group loop                       (5)
+    rmsnorm, rope, embedding                                                   (6)
+    attention    the 64-key chunk loop                                         (7)
+    quants       ggml block formats: dequantisation and integer form
+    sampling     from logits to a token (docs/SAMPLING.md)
+
+Only NumPy, the standard library and gguf are imported here.
+"""

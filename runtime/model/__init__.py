@@ -1,0 +1,33 @@
+"""The model graph on the reference backend: weights, KV cache, forward pass.
+
+Interface (everything a caller needs):
+
+    from runtime.model import load_model, SequenceInput
+
+    model = load_model("model.gguf")          # Model: config, converted weights
+    cache = model.new_cache()                  # SequenceCache: one sequence's keys/values
+    logits = model.forward(cache, prompt_ids)  # float32 [n_vocab], logits of the last token
+    logits = model.forward(cache, [next_id])   # decode: the cache grew by len(prompt_ids)
+
+    # Several sequences in one pass; each item's tokens take positions cache.length, ...
+    out = model.forward_batch([
+        SequenceInput(cache_a, tokens_a, logits="all"),   # -> float32 [len(tokens_a), n_vocab]
+        SequenceInput(cache_b, tokens_b, logits="last"),  # -> float32 [1, n_vocab]
+    ])
+
+    cache.truncate(n)   # drop positions >= n (rejected speculative tokens)
+    cache.copy(n)       # an independent cache with the first n positions (prefix reuse)
+
+Every logit is bit-identical whatever else is in the batch, however the prompt was split
+into calls, and whether its keys were computed in this call or earlier (docs/PRECISION.md,
+section 9). Errors in the model file raise `runtime.errors.GGUFError` /
+`UnsupportedError`; misuse of the batch raises ValueError.
+"""
+
+from __future__ import annotations
+
+from runtime.model.cache import SequenceCache
+from runtime.model.graph import SequenceInput
+from runtime.model.model import Model, load_model
+
+__all__ = ["Model", "SequenceCache", "SequenceInput", "load_model"]

@@ -1,0 +1,190 @@
+"""The transformer forward pass (llama, qwen2, qwen3, gemma3) on the reference backend.
+
+Token-wise work (norms, matmuls, activations) runs on the rows of every sequence in the
+batch stacked together; it is batch invariant because each contract op computes a row from
+that row alone. Attention runs per sequence against its own cache. Order per layer
+(llama.cpp's graphs, src/models/<arch>.cpp):
+
+    h = rmsnorm(x, attn_norm)
+    q, k, v = h Wq [+ bq], h Wk [+ bk], h Wv [+ bv]          (one activation rounding)
+    [q, k = rmsnorm per head (q_norm, k_norm)]                  qwen3, gemma3
+    q, k = rope(q), rope(k);  q = q * attention_scale
+    o = attention(q, cache) Wo;  [o = rmsnorm(o, post_attn_norm)]   gemma3
+    x = x + o
+    h = rmsnorm(x, ffn_norm)
+    f = act(h Wgate) * (h Wup);  d = f Wdown;  [d = rmsnorm(d, post_ffn_norm)]
+    x = x + d
+    logits = rmsnorm(x, output_norm) Wout  [softcap]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference import activations
+from reference.attention import attention
+from reference.embedding import scale_embeddings
+from reference.fp import F32
+from reference.matmul import matmul, matmul_quantized
+from reference.quantize import block_float, quantize_activations
+from reference.rmsnorm import rmsnorm
+from reference.rope import apply_rope
+from runtime.config import ModelConfig
+from runtime.model.cache import SequenceCache
+from runtime.model.rope_tables import RopeTable
+from runtime.model.weights import LayerWeights, ModelWeights
+
+
+@dataclass(frozen=True)
+class SequenceInput:
+    """New tokens of one sequence. They take positions cache.length, cache.length + 1, ...
+
+    `logits`: "last" (the last new token's), "all" (every new token's) or "none".
+    """
+
+    cache: SequenceCache
+    tokens: Sequence[int] | np.ndarray
+    logits: str = "last"
+
+
+@dataclass(frozen=True)
+class _Slices:
+    """Where each sequence's rows sit in the stacked batch."""
+
+    starts: tuple[int, ...]
+    stops: tuple[int, ...]
+    positions: np.ndarray  # int64 [n_rows]: absolute positions
+
+
+def forward(
+    config: ModelConfig,
+    weights: ModelWeights,
+    tables: tuple[RopeTable, RopeTable],
+    batch: Sequence[SequenceInput],
+    executor: Executor | None = None,
+) -> list[np.ndarray]:
+    """Run the new tokens of every sequence; append their keys/values to the caches.
+
+    Returns, per sequence, float32 logits [n, n_vocab] with n = 1, len(tokens) or 0.
+    `executor` runs matmul tiles concurrently (no effect on the bits).
+    """
+    _check_batch(config, batch)
+    tokens = np.concatenate([np.asarray(b.tokens, dtype=np.int64) for b in batch])
+    sizes = [len(b.tokens) for b in batch]
+    stops = tuple(int(s) for s in np.cumsum(sizes))
+    starts = tuple(s - n for s, n in zip(stops, sizes, strict=True))
+    positions = np.concatenate(
+        [b.cache.length + np.arange(n, dtype=np.int64) for b, n in zip(batch, sizes, strict=True)]
+    )
+    slices = _Slices(starts, stops, positions)
+    for b, n in zip(batch, sizes, strict=True):
+        b.cache.reserve(n)
+
+    x = scale_embeddings(weights.embedding.rows(tokens), config.embedding_scale)
+    for index, layer in enumerate(weights.layers):
+        x = _layer(config, index, layer, tables, batch, slices, x, executor)
+
+    rows = np.concatenate(
+        [_logit_rows(b, s, e) for b, s, e in zip(batch, starts, stops, strict=True)]
+    )
+    h = rmsnorm(x[rows], weights.output_norm, config.norm_eps)
+    if len(rows):
+        logits = matmul(h, weights.output, executor=executor)
+    else:
+        logits = np.zeros((0, config.n_vocab), F32)
+    if config.final_logit_softcap:
+        logits = activations.softcap(logits, config.final_logit_softcap)
+
+    for b in batch:
+        b.cache.commit(np.asarray(b.tokens, dtype=np.int64))
+    out, at = [], 0
+    for b, s, e in zip(batch, starts, stops, strict=True):
+        n = len(_logit_rows(b, s, e))
+        out.append(logits[at : at + n])
+        at += n
+    return out
+
+
+def _layer(config, index, layer: LayerWeights, tables, batch, slices, x, ex) -> np.ndarray:
+    c = config
+    n_rows = x.shape[0]
+    h = quantize_activations(rmsnorm(x, layer.attn_norm, c.norm_eps)).values
+    q = matmul_quantized(h, layer.wq, layer.bq, ex).reshape(n_rows, c.n_heads, c.head_dim)
+    k = matmul_quantized(h, layer.wk, layer.bk, ex).reshape(n_rows, c.n_kv_heads, c.head_dim)
+    v = matmul_quantized(h, layer.wv, layer.bv, ex).reshape(n_rows, c.n_kv_heads, c.head_dim_v)
+    if layer.q_norm is not None:
+        q = rmsnorm(q, layer.q_norm, c.norm_eps)
+        k = rmsnorm(k, layer.k_norm, c.norm_eps)
+    is_local = c.swa_layers[index]
+    cos, sin = tables[1 if is_local else 0].rows(slices.positions)
+    layout = c.rope.layout.value
+    q = apply_rope(q, cos, sin, layout) * F32(c.attention_scale)
+    k = apply_rope(k, cos, sin, layout)
+    k_bf, v_bf = block_float(k), block_float(v)
+
+    window = c.sliding_window if is_local else None
+    attn = np.empty((n_rows, c.n_heads, c.head_dim_v), dtype=F32)
+    for b, start, stop in zip(batch, slices.starts, slices.stops, strict=True):
+        b.cache.write(index, b.cache.length, _rows(k_bf, start, stop), _rows(v_bf, start, stop))
+        attn[start:stop] = attention(
+            q[start:stop],
+            slices.positions[start:stop],
+            *b.cache.view(index),
+            window=window,
+            cap=c.attn_logit_softcap,
+        )
+    o = matmul(attn.reshape(n_rows, c.n_heads * c.head_dim_v), layer.wo, executor=ex)
+    if layer.post_attn_norm is not None:
+        o = rmsnorm(o, layer.post_attn_norm, c.norm_eps)
+    x = x + o
+
+    h = quantize_activations(rmsnorm(x, layer.ffn_norm, c.norm_eps)).values
+    gate = matmul_quantized(h, layer.w_gate, executor=ex)
+    up = matmul_quantized(h, layer.w_up, executor=ex)
+    d = matmul(activations.gated(gate, up, c.traits.activation), layer.w_down, executor=ex)
+    if layer.post_ffn_norm is not None:
+        d = rmsnorm(d, layer.post_ffn_norm, c.norm_eps)
+    return x + d
+
+
+def _rows(bf, start: int, stop: int):
+    return type(bf)(bf.integers[start:stop], bf.scale[start:stop])
+
+
+def _logit_rows(item: SequenceInput, start: int, stop: int) -> np.ndarray:
+    if item.logits == "all":
+        return np.arange(start, stop)
+    if item.logits == "last":
+        return np.arange(stop - 1, stop)
+    return np.arange(0)
+
+
+def _check_batch(config: ModelConfig, batch: Sequence[SequenceInput]) -> None:
+    if not batch:
+        raise ValueError("forward: the batch is empty")
+    seen = set()
+    for item in batch:
+        if id(item.cache) in seen:
+            raise ValueError("forward: a sequence cache appears twice in one batch")
+        seen.add(id(item.cache))
+        if len(item.tokens) == 0:
+            raise ValueError("forward: a sequence in the batch has no new tokens")
+        if item.logits not in ("last", "all", "none"):
+            raise ValueError(
+                f"forward: logits must be 'last', 'all' or 'none', not {item.logits!r}"
+            )
+        ids = np.asarray(item.tokens)
+        if ids.min() < 0 or ids.max() >= config.n_vocab:
+            raise ValueError(
+                f"forward: token ids must lie in [0, {config.n_vocab}); "
+                f"got {ids.min()}..{ids.max()}"
+            )
+        if item.cache.length + len(item.tokens) > config.context_length:
+            raise ValueError(
+                f"forward: {item.cache.length} cached + {len(item.tokens)} new tokens exceed the "
+                f"model's context length {config.context_length}"
+            )

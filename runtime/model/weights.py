@@ -1,0 +1,181 @@
+"""Loading a GGUF file's tensors into the layouts the reference backend computes with.
+
+Matrices become `reference.matmul.PreparedMatrix` (integer-valued float arrays laid out for
+the contract's group loop), vectors (norm weights, biases) float32 arrays. Everything is
+converted once at load; the memory map is not needed afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference.embedding import embedding_rows_prepared
+from reference.matmul import PreparedMatrix, prepare_float, prepare_integer
+from reference.quants import FLOAT_TYPE_SIZES, IntegerWeights, dequantize, to_integer_form
+from runtime.config import ModelConfig
+from runtime.errors import GGUFError
+from runtime.gguf_file import GGUFFile
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """The token embedding table, in whichever form is already held: the prepared output
+    matrix (tied quantised embeddings), the integer form (untied quantised: int8, compact),
+    or float32 values (float tables)."""
+
+    prepared: PreparedMatrix | None = None
+    integer: IntegerWeights | None = None
+    values: np.ndarray | None = None
+
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        """Contract 6.3 rows (before any embedding scale), float32 [len(ids), n_embd]."""
+        if self.prepared is not None:
+            return embedding_rows_prepared(self.prepared, ids)
+        if self.integer is not None:
+            iw = self.integer
+            picked = IntegerWeights(
+                iw.q[ids], iw.scale[ids], None if iw.offset is None else iw.offset[ids], iw.group
+            )
+            return picked.to_float32()
+        return self.values[ids]
+
+
+@dataclass(frozen=True)
+class LayerWeights:
+    attn_norm: np.ndarray
+    wq: PreparedMatrix
+    wk: PreparedMatrix
+    wv: PreparedMatrix
+    wo: PreparedMatrix
+    bq: np.ndarray | None
+    bk: np.ndarray | None
+    bv: np.ndarray | None
+    q_norm: np.ndarray | None
+    k_norm: np.ndarray | None
+    post_attn_norm: np.ndarray | None
+    ffn_norm: np.ndarray
+    w_gate: PreparedMatrix
+    w_up: PreparedMatrix
+    w_down: PreparedMatrix
+    post_ffn_norm: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class ModelWeights:
+    embedding: Embedding
+    layers: tuple[LayerWeights, ...]
+    output_norm: np.ndarray
+    output: PreparedMatrix
+    rope_freqs: np.ndarray | None  # llama3 per-frequency divisors, float32 [n_rot / 2]
+
+
+class _Loader:
+    def __init__(self, gguf_file: GGUFFile) -> None:
+        self.file = gguf_file
+
+    def info(self, name: str):
+        info = self.file.tensors.get(name)
+        if info is None:
+            raise GGUFError(f"{self.file.path}: required tensor '{name}' is missing")
+        return info
+
+    def vector(self, name: str, length: int) -> np.ndarray:
+        info = self.info(name)
+        if info.shape != (length,):
+            raise GGUFError(
+                f"{self.file.path}: tensor '{name}' has shape {info.shape}; expected ({length},)"
+            )
+        return dequantize(self.file.raw(name), info.ggml_type, info.shape)
+
+    def optional_vector(self, name: str, length: int) -> np.ndarray | None:
+        return self.vector(name, length) if name in self.file.tensors else None
+
+    def float_matrix(self, name: str, n_out: int, n_in: int) -> np.ndarray:
+        info = self._check_matrix(name, n_out, n_in)
+        return dequantize(self.file.raw(name), info.ggml_type, info.shape)
+
+    def matrix(self, name: str, n_out: int, n_in: int) -> PreparedMatrix:
+        info = self._check_matrix(name, n_out, n_in)
+        if info.ggml_type in FLOAT_TYPE_SIZES:
+            return prepare_float(dequantize(self.file.raw(name), info.ggml_type, info.shape))
+        iw = to_integer_form(self.file.raw(name), info.ggml_type, n_out, n_in)
+        return prepare_integer(iw.q, iw.scale, iw.offset, iw.group)
+
+    def integer_form(self, name: str, n_out: int, n_in: int) -> IntegerWeights:
+        info = self._check_matrix(name, n_out, n_in)
+        return to_integer_form(self.file.raw(name), info.ggml_type, n_out, n_in)
+
+    def is_float(self, name: str) -> bool:
+        return self.info(name).ggml_type in FLOAT_TYPE_SIZES
+
+    def _check_matrix(self, name: str, n_out: int, n_in: int):
+        info = self.info(name)
+        if info.shape != (n_in, n_out):
+            raise GGUFError(
+                f"{self.file.path}: tensor '{name}' has shape {info.shape}; expected "
+                f"({n_in}, {n_out}) for this model's configuration"
+            )
+        return info
+
+
+def load_weights(gguf_file: GGUFFile, config: ModelConfig) -> ModelWeights:
+    """Read and convert every tensor the forward pass uses."""
+    ld = _Loader(gguf_file)
+    c = config
+    q_dim, kv_dim, v_dim = (
+        c.n_heads * c.head_dim,
+        c.n_kv_heads * c.head_dim,
+        c.n_kv_heads * c.head_dim_v,
+    )
+    layers = []
+    for i in range(c.n_layers):
+        b = f"blk.{i}."
+        layers.append(
+            LayerWeights(
+                attn_norm=ld.vector(b + "attn_norm.weight", c.n_embd),
+                wq=ld.matrix(b + "attn_q.weight", q_dim, c.n_embd),
+                wk=ld.matrix(b + "attn_k.weight", kv_dim, c.n_embd),
+                wv=ld.matrix(b + "attn_v.weight", v_dim, c.n_embd),
+                wo=ld.matrix(b + "attn_output.weight", c.n_embd, c.n_heads * c.head_dim_v),
+                bq=ld.optional_vector(b + "attn_q.bias", q_dim),
+                bk=ld.optional_vector(b + "attn_k.bias", kv_dim),
+                bv=ld.optional_vector(b + "attn_v.bias", v_dim),
+                q_norm=_if(c.has_qk_norm, ld.vector, b + "attn_q_norm.weight", c.head_dim),
+                k_norm=_if(c.has_qk_norm, ld.vector, b + "attn_k_norm.weight", c.head_dim),
+                post_attn_norm=_if(
+                    c.has_post_norms, ld.vector, b + "post_attention_norm.weight", c.n_embd
+                ),
+                ffn_norm=ld.vector(b + "ffn_norm.weight", c.n_embd),
+                w_gate=ld.matrix(b + "ffn_gate.weight", c.n_ff, c.n_embd),
+                w_up=ld.matrix(b + "ffn_up.weight", c.n_ff, c.n_embd),
+                w_down=ld.matrix(b + "ffn_down.weight", c.n_embd, c.n_ff),
+                post_ffn_norm=_if(
+                    c.has_post_norms, ld.vector, b + "post_ffw_norm.weight", c.n_embd
+                ),
+            )
+        )
+    embd = "token_embd.weight"
+    output_name = embd if c.tied_embeddings else "output.weight"
+    output = ld.matrix(output_name, c.n_vocab, c.n_embd)
+    if ld.is_float(embd):
+        embedding = Embedding(values=ld.float_matrix(embd, c.n_vocab, c.n_embd))
+    elif c.tied_embeddings:
+        embedding = Embedding(prepared=output)
+    else:
+        embedding = Embedding(integer=ld.integer_form(embd, c.n_vocab, c.n_embd))
+    rope_freqs = None
+    if c.rope.has_freq_factors:
+        rope_freqs = ld.vector("rope_freqs.weight", c.rope.dimension_count // 2)
+    return ModelWeights(
+        embedding=embedding,
+        layers=tuple(layers),
+        output_norm=ld.vector("output_norm.weight", c.n_embd),
+        output=output,
+        rope_freqs=rope_freqs,
+    )
+
+
+def _if(condition: bool, load, name: str, length: int) -> np.ndarray | None:
+    return load(name, length) if condition else None
