@@ -20,6 +20,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "server.commands.toolerr",
     "server.commands.inspect",
     "server.commands.tokenize",
+    "server.commands.generate",
 )
 
 

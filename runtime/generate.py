@@ -1,0 +1,204 @@
+"""Single-request generation: prompt -> prefill -> decode with a KV cache -> sampler ->
+streaming detokenisation -> stop on end-of-generation, max tokens or a stop string.
+
+`Generation` is an iterator of `TextDelta`s; once exhausted, `finish_reason`,
+`token_ids` and `stats` describe the run. Each draw passes the full context (prompt then
+generated tokens) to `reference.sampling.sample_token`, so the draw's position is the new
+token's absolute position and penalties see the prompt, as docs/SAMPLING.md specifies.
+
+Stop strings are matched on the decoded text. Text that could still be the start of a
+stop string is held back until it cannot, so a stop string never reaches the caller, even
+when it spans several tokens; the text before it does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from reference.sampling import SamplingParams, sample_token
+
+
+class CausalLM(Protocol):
+    """What generation needs from a model (runtime.model)."""
+
+    @property
+    def context_length(self) -> int: ...
+
+    def new_cache(self) -> object: ...
+
+    def forward(self, cache: object, tokens: Sequence[int]) -> np.ndarray:
+        """Appends `tokens` to `cache`; returns the float32 logits of the last one."""
+        ...
+
+
+class StreamDecoder(Protocol):
+    def feed(self, token_id: int) -> str: ...
+
+    def flush(self) -> str: ...
+
+
+class GenerationTokenizer(Protocol):
+    """What generation needs from runtime.tokenizer.Tokenizer."""
+
+    @property
+    def eog_ids(self) -> frozenset[int] | set[int]: ...
+
+    def stream_decoder(self) -> StreamDecoder: ...
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    max_tokens: int = 128
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    stop: tuple[str, ...] = ()
+    ignore_eog: bool = False
+
+    def __post_init__(self) -> None:
+        if self.max_tokens < 0:
+            raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
+        if any(not s for s in self.stop):
+            raise ValueError("stop strings must be non-empty")
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """New text to show; `token_id` is the token whose decoding released it (or None)."""
+
+    text: str
+    token_id: int | None
+
+
+@dataclass
+class GenerationStats:
+    num_prompt_tokens: int = 0
+    prefill_seconds: float = 0.0
+    num_generated: int = 0
+    decode_seconds: float = 0.0  # from the first generated token to the last
+
+    @property
+    def prefill_tokens_per_second(self) -> float:
+        return self.num_prompt_tokens / self.prefill_seconds if self.prefill_seconds else 0.0
+
+    @property
+    def decode_tokens_per_second(self) -> float:
+        steps = self.num_generated - 1  # the first token comes from the prefill's logits
+        return steps / self.decode_seconds if steps > 0 and self.decode_seconds else 0.0
+
+
+class StopMatcher:
+    """Finds stop strings in streamed text; holds back what could begin one."""
+
+    def __init__(self, stop: Sequence[str]) -> None:
+        self.stop = tuple(stop)
+        self.pending = ""
+
+    def push(self, text: str) -> tuple[str, bool]:
+        """Adds text; returns (text safe to emit, whether a stop string was found)."""
+        self.pending += text
+        hits = [i for i in (self.pending.find(s) for s in self.stop) if i >= 0]
+        if hits:
+            emit, self.pending = self.pending[: min(hits)], ""
+            return emit, True
+        keep = self._held_back_length()
+        emit = self.pending[: len(self.pending) - keep]
+        self.pending = self.pending[len(self.pending) - keep :]
+        return emit, False
+
+    def flush(self) -> str:
+        emit, self.pending = self.pending, ""
+        return emit
+
+    def _held_back_length(self) -> int:
+        """Length of the longest suffix of pending that is a proper prefix of a stop string."""
+        longest = 0
+        for s in self.stop:
+            for n in range(min(len(s) - 1, len(self.pending)), longest, -1):
+                if self.pending.endswith(s[:n]):
+                    longest = n
+                    break
+        return longest
+
+
+class Generation:
+    """One request's generation; iterate it for text. Owns its KV cache, reads the model."""
+
+    def __init__(
+        self,
+        model: CausalLM,
+        tokenizer: GenerationTokenizer,
+        prompt: Sequence[int],
+        config: GenerationConfig,
+    ) -> None:
+        if not prompt:
+            raise ValueError("the prompt must hold at least one token")
+        if len(prompt) >= model.context_length:
+            raise ValueError(
+                f"the prompt has {len(prompt)} tokens; the model's context holds "
+                f"{model.context_length}, leaving no room to generate"
+            )
+        self.model, self.tokenizer, self.config = model, tokenizer, config
+        self.prompt = list(prompt)
+        self.token_ids: list[int] = []
+        self.finish_reason: str | None = None  # "stop" (EOG or stop string) or "length"
+        self.stats = GenerationStats(num_prompt_tokens=len(self.prompt))
+
+    def __iter__(self) -> Iterator[TextDelta]:
+        config, eog = self.config, frozenset(self.tokenizer.eog_ids)
+        decoder = self.tokenizer.stream_decoder()
+        stops = StopMatcher(config.stop)
+        if config.max_tokens == 0:
+            self.finish_reason = "length"
+            return
+        cache = self.model.new_cache()
+        started = time.perf_counter()
+        logits = self.model.forward(cache, self.prompt)
+        self.stats.prefill_seconds = time.perf_counter() - started
+        context = list(self.prompt)
+        first_token_at = 0.0
+        while True:
+            token = sample_token(logits, config.sampling, context)
+            now = time.perf_counter()
+            if not self.token_ids:
+                first_token_at = now
+            self.stats.decode_seconds = now - first_token_at
+            self.token_ids.append(token)
+            context.append(token)
+            self.stats.num_generated = len(self.token_ids)
+            if token in eog and not config.ignore_eog:
+                self.finish_reason = "stop"
+                break
+            text, stopped = stops.push(decoder.feed(token))
+            if text:
+                yield TextDelta(text, token)
+            if stopped:
+                self.finish_reason = "stop"
+                return
+            if len(self.token_ids) >= config.max_tokens or len(context) >= (
+                self.model.context_length
+            ):
+                self.finish_reason = "length"
+                break
+            logits = self.model.forward(cache, [token])
+        text, stopped = stops.push(decoder.flush())
+        text += "" if stopped else stops.flush()
+        if stopped:
+            self.finish_reason = "stop"
+        if text:
+            yield TextDelta(text, None)
+
+
+def generate_text(
+    model: CausalLM,
+    tokenizer: GenerationTokenizer,
+    prompt: Sequence[int],
+    config: GenerationConfig,
+) -> tuple[str, Generation]:
+    """Runs a generation to the end; returns its whole text and the finished Generation."""
+    generation = Generation(model, tokenizer, prompt, config)
+    text = "".join(delta.text for delta in generation)
+    return text, generation
