@@ -236,3 +236,33 @@ def _check_rmsnorm_with(implementation) -> int:
     w = _inputs(5, 100, 1.0)
     got = implementation(x, w, 1e-6)
     return sum(not same_bits(got[i], scalar.rmsnorm(x[i], w, 1e-6)) for i in range(5))
+
+
+CONTRACT_MODULES = ("fp", "quantize", "activations", "matmul", "rmsnorm", "rope", "attention")
+FORBIDDEN = (
+    "np.sum",
+    ".sum(",
+    "np.mean",
+    ".mean(",
+    "np.exp",
+    "np.tanh",
+    "np.cos",
+    "np.sin",
+    "np.log",
+    "np.power",
+    "np.dot",
+    "np.einsum",
+    "math.",
+)
+
+
+@pytest.mark.parametrize("module", CONTRACT_MODULES)
+def test_no_library_transcendentals_or_float_reductions(module):
+    """The contract path uses its own exp and trees; NumPy's sum (pairwise blocking), exp
+    and tanh (SIMD, CPU-dependent) and libm would make results platform-dependent."""
+    from pathlib import Path
+
+    import reference
+
+    source = (Path(reference.__file__).parent / f"{module}.py").read_text()
+    assert [word for word in FORBIDDEN if word in source] == []

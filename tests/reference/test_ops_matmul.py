@@ -127,3 +127,15 @@ def test_embedding_rows_are_ggml_dequantisation(qtype):
     assert np.array_equal(embedding_rows_prepared(w, ids).view(np.uint32), expected.view(np.uint32))
     scaled = scale_embeddings(expected, float(np.sqrt(F32(256))))
     assert np.array_equal(scaled, expected * F32(16.0))
+
+
+def test_executor_does_not_change_bits(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    w, _, _ = quantised_matrix(T.Q5_1, 700, 96)
+    x = activations(130, 96)
+    want = matmul(x, w)
+    monkeypatch.setattr(matmul_module, "PARALLEL_WORK", 0)
+    with ThreadPoolExecutor(3) as pool:
+        assert np.array_equal(matmul(x, w, executor=pool), want)
+        assert np.array_equal(matmul(x[:1], w, executor=pool), want[:1])

@@ -193,6 +193,15 @@ def test_forward_returns_last_logits_and_grows_the_cache(qwen3):
     assert last.shape == (qwen3.config.n_vocab,) and np.array_equal(last, every[-1])
 
 
+def test_thread_count_does_not_change_bits(qwen3):
+    tokens = np.random.default_rng(7).integers(0, qwen3.config.n_vocab, 70)
+    want = qwen3.logits_all(qwen3.new_cache(), tokens)
+    from runtime.model import Model
+
+    threaded = Model(qwen3.config, qwen3.weights, threads=3)
+    assert np.array_equal(threaded.logits_all(threaded.new_cache(), tokens), want)
+
+
 def test_batch_results_follow_batch_order_and_logit_modes(qwen3):
     a, b, c = qwen3.new_cache(), qwen3.new_cache(), qwen3.new_cache()
     out = qwen3.forward_batch(
