@@ -119,7 +119,6 @@ print(out.numpy().view(np.uint32).tolist())
 """
 
 
-@pytest.mark.slow
 def test_triton_philox_reproduces_the_draw() -> None:
     """The clause says a Triton backend gets u from tl.philox; check it in the interpreter."""
     seeds = [0, 1, 2**40 + 5, 12345678901234, 7, 99, 2**63 - 1, 3]

@@ -234,7 +234,6 @@ def real_model_and_tokenizer():
 
 
 @pytest.mark.real_model
-@pytest.mark.slow
 @pytest.mark.parametrize(("prompt", "expected_ids", "expected_text"), REAL_GREEDY)
 def test_real_model_greedy_continuation(
     real_model_and_tokenizer, prompt: list[int], expected_ids: list[int], expected_text: str

@@ -1,0 +1,470 @@
+"""GPU readiness of the Triton kernels: PTX audit, conformance on the device, timings.
+
+    python bench/gpu_check.py                  # CUDA machine: every step, Llama-3-8B shapes
+    python bench/gpu_check.py --smoke          # tiny shapes (the only mode without CUDA)
+    python bench/gpu_check.py --out table.md   # also write the results table as Markdown
+
+1. audit: compile every kernel specialisation for this device (without CUDA: for sm_90,
+   the "smoke" subset) and fail on FMA, approximate or flush-to-zero instructions in the PTX
+   (`kernels.audit`, in a subprocess with TRITON_INTERPRET=0: compiling needs no GPU).
+2. conformance: the kernels against the NumPy reference at engine-sized shapes, on the
+   device; with --pytest also the whole tests/kernels suite (its tensors live on the
+   kernels' device, so on a GPU machine it runs on the GPU).
+3. timing: each kernel on Llama-3-8B shapes with Q8_0 and Q4_K weights generated on the
+   device (random blocks, sane fp16 scales), and prefill/decode of a whole generated model
+   built from the kernels, next to the device's measured copy bandwidth and int8 rate.
+
+Without CUDA the kernels run under the Triton interpreter, so everything runs on tiny
+shapes: the script stays exercised in CI (tests/kernels/test_gpu_check.py), but its
+timings then mean nothing. Exit status 1 if the audit or a conformance check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from gguf import GGMLQuantizationType as T
+
+import kernels  # first: sets TRITON_INTERPRET=1 without CUDA, before any kernel is defined
+from kernels.activations import gated, unary
+from kernels.attention import attention
+from kernels.embedding import embedding_rows
+from kernels.logits import argmax
+from kernels.matmul import matmul, matmul_quantized
+from kernels.quantize import block_float, quantize_activations
+from kernels.quants import FP16_FIELDS, WeightMatrix, weight_matrix
+from kernels.rmsnorm import rmsnorm
+from kernels.rope import apply_rope
+from reference import activations as ref_act
+from reference.attention import attention as ref_attention
+from reference.matmul import matmul as ref_matmul
+from reference.matmul import prepare_integer
+from reference.quantize import block_float as ref_block_float
+from reference.quants import block_geometry, to_integer_form
+from reference.rmsnorm import rmsnorm as ref_rmsnorm
+from reference.rope import rope_frequencies, rope_table
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Shape:
+    n_embd: int
+    n_ff: int
+    n_heads: int
+    n_kv_heads: int
+    head_dim: int
+    n_vocab: int
+    n_layers: int
+    prefill_tokens: int
+    decode_tokens: int
+    repeats: int
+
+
+LLAMA3_8B = Shape(4096, 14336, 32, 8, 128, 128256, 32, 512, 32, 10)
+SMOKE = Shape(256, 512, 4, 2, 64, 512, 1, 8, 1, 1)
+WEIGHT_TYPES = (T.Q8_0, T.Q4_K)
+# Random blocks: d = WEIGHT_STD / divisor (divisor ~ RMS of sub-scale x q), dmin = ratio * d.
+RANDOM_SCALES = {T.Q8_0: (74.0, 0.0), T.Q4_K: (324.0, 7.5)}
+WEIGHT_STD = 0.02
+
+
+@dataclass
+class Row:
+    group: str
+    name: str
+    ms: float
+    achieved: str
+    of_peak: str
+
+
+class Timer:
+    def __init__(self, device: torch.device, repeats: int) -> None:
+        self.is_cuda, self.repeats = device.type == "cuda", repeats
+
+    def sync(self) -> None:
+        if self.is_cuda:
+            torch.cuda.synchronize()
+
+    def seconds(self, fn: Callable[[], object]) -> float:
+        fn()  # compile and warm up
+        self.sync()
+        start = time.perf_counter()
+        for _ in range(self.repeats):
+            fn()
+        self.sync()
+        return (time.perf_counter() - start) / self.repeats
+
+
+def random_weight(qtype: T, n_rows: int, n_cols: int, device: torch.device, seed: int):
+    """A WeightMatrix of random blocks whose fp16 scale fields hold sane positive values."""
+    block_size, type_size = block_geometry(qtype)
+    n_blocks = n_cols // block_size
+    gen = torch.Generator(device=device).manual_seed(seed)
+    raw = torch.randint(0, 256, (n_rows, n_blocks, type_size), generator=gen, device=device)
+    raw = raw.to(torch.uint8)
+    divisor, ratio = RANDOM_SCALES.get(qtype, (100.0, 0.0))
+    d = (torch.rand((n_rows, n_blocks), generator=gen, device=device) + 0.5) * (
+        WEIGHT_STD / divisor
+    )
+    for start, value in zip(FP16_FIELDS[qtype], (d, d * ratio), strict=False):
+        raw[:, :, start : start + 2] = value.half().view(torch.uint8).reshape(n_rows, n_blocks, 2)
+    return weight_matrix(raw.reshape(-1), qtype, n_rows, n_cols, device)
+
+
+def weight_bytes(w: WeightMatrix) -> int:
+    return w.raw.numel()
+
+
+# ---------------------------------------------------------------------------------- audit
+
+
+def run_audit(level: str, capability: int | None) -> bool:
+    command = [sys.executable, "-m", "kernels.audit", "--level", level]
+    if capability is not None:
+        command += ["--capability", str(capability)]
+    env = {**os.environ, "TRITON_INTERPRET": "0"}
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    print(result.stdout.rstrip() or result.stderr[-3000:], flush=True)
+    return result.returncode == 0
+
+
+# ---------------------------------------------------------------------------- conformance
+
+
+def bits_equal(actual: torch.Tensor, expected: np.ndarray) -> bool:
+    a = np.ascontiguousarray(actual.detach().cpu().numpy(), dtype=np.float32)
+    e = np.ascontiguousarray(expected, dtype=np.float32)
+    return a.shape == e.shape and np.array_equal(a.view(np.uint32), e.view(np.uint32))
+
+
+def conformance(shape: Shape, device: torch.device) -> list[tuple[str, bool]]:
+    rng = np.random.default_rng(0)
+    results = []
+    k, n = shape.n_embd, max(256, shape.n_embd // 4)
+    x = rng.standard_normal((8, k)).astype(np.float32)
+    for qtype in WEIGHT_TYPES:
+        w = random_weight(qtype, n, k, device, seed=int(qtype))
+        iw = to_integer_form(w.raw.cpu().numpy().reshape(-1), qtype, n, k)
+        expected = ref_matmul(x, prepare_integer(iw.q, iw.scale, iw.offset, iw.group))
+        acts = quantize_activations(torch.from_numpy(x).to(device))
+        for path in ("decode", "prefill"):
+            ok = bits_equal(matmul_quantized(acts, w, path=path), expected)
+            results.append((f"matmul {qtype.name} {path} [8, {k}] x [{n}, {k}]^T", ok))
+    h = rng.standard_normal((8, k)).astype(np.float32)
+    weight = rng.standard_normal(k).astype(np.float32)
+    actual = rmsnorm(torch.from_numpy(h).to(device), torch.from_numpy(weight).to(device), 1e-5)
+    results.append((f"rmsnorm [8, {k}]", bits_equal(actual, ref_rmsnorm(h, weight, 1e-5))))
+    sweep = (rng.standard_normal(1 << 14) * 8).astype(np.float32)  # finite, well inside exp's range
+    for name in ("exp", "silu", "gelu_tanh"):
+        expected = getattr(ref_act, name)(sweep)
+        ok = bits_equal(unary(torch.from_numpy(sweep).to(device), name), expected)
+        results.append((f"{name} on {sweep.size} values", ok))
+    t, h_kv, d = min(130, 2 * shape.prefill_tokens + 3), shape.n_kv_heads, shape.head_dim
+    q = rng.standard_normal((t, shape.n_heads, d)).astype(np.float32) * np.float32(0.2)
+    keys = rng.standard_normal((t, h_kv, d)).astype(np.float32)
+    values = rng.standard_normal((t, h_kv, d)).astype(np.float32)
+    kb, vb = ref_block_float(keys), ref_block_float(values)
+    cache = (kb.integers.transpose(1, 0, 2), kb.scale.T, vb.integers.transpose(1, 0, 2), vb.scale.T)
+    expected = ref_attention(q, np.arange(t), *cache)
+    kt, vt = (
+        block_float(torch.from_numpy(keys).to(device)),
+        block_float(torch.from_numpy(values).to(device)),
+    )
+    actual = attention(
+        torch.from_numpy(q).to(device), torch.arange(t, device=device),
+        kt.integers.permute(1, 0, 2).contiguous(), kt.exponent.T.contiguous(),
+        vt.integers.permute(1, 0, 2).contiguous(), vt.exponent.T.contiguous(),
+    )  # fmt: skip
+    results.append(
+        (f"attention prefill T={t} H={shape.n_heads}/{h_kv} D={d}", bits_equal(actual, expected))
+    )
+    return results
+
+
+def run_pytest() -> bool:
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/kernels",
+        "-q",
+        "-x",
+        "-p",
+        "no:cacheprovider",
+    ]
+    return subprocess.run(command, cwd=ROOT).returncode == 0
+
+
+# --------------------------------------------------------------------------------- timing
+
+
+def device_peaks(device: torch.device, timer: Timer, smoke: bool) -> tuple[float, float | None]:
+    """(copy bandwidth in bytes/s: read + write, int8 matmul rate in ops/s or None)."""
+    n = (16 if smoke else 1024) << 20
+    src = torch.empty(n, dtype=torch.uint8, device=device)
+    dst = torch.empty_like(src)
+    bandwidth = 2 * n / timer.seconds(lambda: dst.copy_(src))
+    if device.type != "cuda":
+        return bandwidth, None
+    size = 8192
+    a = torch.randint(-128, 127, (size, size), dtype=torch.int8, device=device)
+    b = torch.randint(-128, 127, (size, size), dtype=torch.int8, device=device)
+    return bandwidth, 2 * size**3 / timer.seconds(lambda: torch._int_mm(a, b))
+
+
+def kernel_rows(shape: Shape, device: torch.device, timer: Timer, peaks) -> list[Row]:
+    bandwidth, int8_rate = peaks
+    rows = []
+    matrices = {
+        "q/o": (shape.n_heads * shape.head_dim, shape.n_embd),
+        "k/v": (shape.n_kv_heads * shape.head_dim, shape.n_embd),
+        "gate/up": (shape.n_ff, shape.n_embd),
+        "down": (shape.n_embd, shape.n_ff),
+        "output": (shape.n_vocab, shape.n_embd),
+    }
+    for qtype in WEIGHT_TYPES:
+        for label, (n, k) in matrices.items():
+            w = random_weight(qtype, n, k, device, seed=n + k)
+            for m in (1, shape.prefill_tokens):
+                acts = quantize_activations(torch.randn((m, k), device=device))
+                seconds = timer.seconds(lambda a=acts, w=w: matmul_quantized(a, w))
+                if m == 1:
+                    rate = weight_bytes(w) / seconds
+                    achieved, peak = f"{rate / 1e9:.1f} GB/s", f"{100 * rate / bandwidth:.0f}% copy"
+                else:
+                    ops = 2 * m * n * k / seconds
+                    achieved = f"{ops / 1e12:.2f} TOPS"
+                    peak = f"{100 * ops / int8_rate:.0f}% int8" if int8_rate else "n/a"
+                name = f"matmul {qtype.name} {label} M={m} [{n}x{k}]"
+                rows.append(Row("kernel", name, 1e3 * seconds, achieved, peak))
+    t, e = shape.prefill_tokens, shape.n_embd
+    x = torch.randn((t, e), device=device)
+    norm = torch.ones(e, device=device)
+    cases = {
+        f"rmsnorm [{t}, {e}]": (lambda: rmsnorm(x, norm, 1e-5), 2 * x.numel() * 4),
+        f"quantize_activations [{t}, {e}]": (lambda: quantize_activations(x), x.numel() * 6),
+    }
+    g = torch.randn((t, shape.n_ff), device=device)
+    cases[f"gated silu [{t}, {shape.n_ff}]"] = (lambda: gated(g, g, "silu"), 3 * g.numel() * 4)
+    rows += attention_rows(shape, device, timer, bandwidth)
+    for label, fn_bytes in cases.items():
+        fn, n_bytes = fn_bytes
+        seconds = timer.seconds(fn)
+        rate = n_bytes / seconds
+        rows.append(
+            Row(
+                "kernel",
+                label,
+                1e3 * seconds,
+                f"{rate / 1e9:.1f} GB/s",
+                f"{100 * rate / bandwidth:.0f}% copy",
+            )
+        )
+    return rows
+
+
+def attention_rows(shape: Shape, device: torch.device, timer: Timer, bandwidth: float) -> list[Row]:
+    """Prefill attention over T tokens (causal) and one decode query at the end of a long
+    cache; K/V as the cache holds them (int32 block floats)."""
+    s, rows = shape, []
+    length = 4096 if s is LLAMA3_8B else 80
+    k = torch.randint(-(2**21), 2**21, (s.n_kv_heads, length, s.head_dim), device=device)
+    k = k.to(torch.int32)
+    e = torch.full((s.n_kv_heads, length), -20, dtype=torch.int32, device=device)
+    t = s.prefill_tokens
+    q = torch.randn((t, s.n_heads, s.head_dim), device=device)
+    positions = torch.arange(t, device=device)
+    seconds = timer.seconds(lambda: attention(q, positions, k, e, k, e))
+    flops = 2 * 2 * (t * (t + 1) // 2) * s.n_heads * s.head_dim  # Q.K and P.V, causal
+    name = f"attention prefill T={t} H={s.n_heads}/{s.n_kv_heads} D={s.head_dim}"
+    rows.append(Row("kernel", name, 1e3 * seconds, f"{flops / seconds / 1e12:.2f} TFLOP/s f64", ""))
+    q1, last = q[:1], torch.tensor([length - 1], device=device)
+    seconds = timer.seconds(lambda: attention(q1, last, k, e, k, e))
+    rate = 2 * k.numel() * 4 / seconds
+    name = f"attention decode L={length} H={s.n_heads}/{s.n_kv_heads} D={s.head_dim}"
+    rows.append(
+        Row(
+            "kernel",
+            name,
+            1e3 * seconds,
+            f"{rate / 1e9:.1f} GB/s",
+            f"{100 * rate / bandwidth:.0f}% copy",
+        )
+    )
+    return rows
+
+
+class BenchModel:
+    """A llama-shaped model of random weights, run with the kernels on device tensors (the
+    benchmark's own minimal graph: no sampling, one sequence, a device KV cache)."""
+
+    def __init__(self, shape: Shape, qtype: T, device: torch.device) -> None:
+        s = shape
+        self.shape, self.device = s, device
+        q_dim, kv_dim = s.n_heads * s.head_dim, s.n_kv_heads * s.head_dim
+        self.layers = [
+            {
+                "wq": random_weight(qtype, q_dim, s.n_embd, device, 10 * i + 1),
+                "wk": random_weight(qtype, kv_dim, s.n_embd, device, 10 * i + 2),
+                "wv": random_weight(qtype, kv_dim, s.n_embd, device, 10 * i + 3),
+                "wo": random_weight(qtype, s.n_embd, q_dim, device, 10 * i + 4),
+                "wg": random_weight(qtype, s.n_ff, s.n_embd, device, 10 * i + 5),
+                "wu": random_weight(qtype, s.n_ff, s.n_embd, device, 10 * i + 6),
+                "wd": random_weight(qtype, s.n_embd, s.n_ff, device, 10 * i + 7),
+            }
+            for i in range(s.n_layers)
+        ]
+        self.embedding = random_weight(qtype, s.n_vocab, s.n_embd, device, 8)
+        self.output = random_weight(qtype, s.n_vocab, s.n_embd, device, 9)
+        self.norm = torch.ones(s.n_embd, device=device)
+        context = s.prefill_tokens + s.decode_tokens
+        cos, sin = rope_table(np.arange(context), rope_frequencies(s.head_dim, 500000.0))
+        self.cos, self.sin = torch.from_numpy(cos).to(device), torch.from_numpy(sin).to(device)
+        cache_shape = (s.n_layers, s.n_kv_heads, context, s.head_dim)
+        self.k = torch.zeros(cache_shape, dtype=torch.int32, device=device)
+        self.v = torch.zeros_like(self.k)
+        self.k_exp = torch.zeros(cache_shape[:3], dtype=torch.int32, device=device)
+        self.v_exp = torch.zeros_like(self.k_exp)
+        self.scale = float(np.float32(1) / np.sqrt(np.float32(s.head_dim), dtype=np.float32))
+
+    @property
+    def nbytes(self) -> int:
+        return sum(weight_bytes(w) for layer in self.layers for w in layer.values()) + weight_bytes(
+            self.output
+        )
+
+    def forward(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
+        s, t = self.shape, tokens.numel()
+        positions = torch.arange(start, start + t, device=self.device)
+        cos, sin = self.cos[start : start + t], self.sin[start : start + t]
+        x = embedding_rows(self.embedding, tokens)
+        for i, w in enumerate(self.layers):
+            a = quantize_activations(rmsnorm(x, self.norm, 1e-5))
+            q = matmul_quantized(a, w["wq"]).view(t, s.n_heads, s.head_dim)
+            k = matmul_quantized(a, w["wk"]).view(t, s.n_kv_heads, s.head_dim)
+            v = matmul_quantized(a, w["wv"]).view(t, s.n_kv_heads, s.head_dim)
+            q = apply_rope(q, cos, sin, "normal") * self.scale
+            kb, vb = block_float(apply_rope(k, cos, sin, "normal")), block_float(v)
+            stop = start + t
+            self.k[i, :, start:stop] = kb.integers.permute(1, 0, 2)
+            self.v[i, :, start:stop] = vb.integers.permute(1, 0, 2)
+            self.k_exp[i, :, start:stop] = kb.exponent.T
+            self.v_exp[i, :, start:stop] = vb.exponent.T
+            o = attention(q, positions, self.k[i], self.k_exp[i], self.v[i], self.v_exp[i])
+            x = x + matmul(o.reshape(t, -1), w["wo"])
+            a = quantize_activations(rmsnorm(x, self.norm, 1e-5))
+            f = gated(matmul_quantized(a, w["wg"]), matmul_quantized(a, w["wu"]), "silu")
+            x = x + matmul(f, w["wd"])
+        logits = matmul(rmsnorm(x[-1:], self.norm, 1e-5), self.output)
+        return argmax(logits)
+
+
+def model_rows(shape: Shape, device: torch.device, timer: Timer, bandwidth: float) -> list[Row]:
+    rows = []
+    for qtype in WEIGHT_TYPES:
+        model = BenchModel(shape, qtype, device)
+        prompt = torch.randint(0, shape.n_vocab, (shape.prefill_tokens,), device=device)
+        seconds = timer.seconds(lambda m=model, p=prompt: m.forward(p, 0))
+        name = f"{shape.n_layers}-layer model {qtype.name} prefill {shape.prefill_tokens}"
+        rows.append(
+            Row("model", name, 1e3 * seconds, f"{shape.prefill_tokens / seconds:.0f} tok/s", "")
+        )
+        token = prompt[-1:]
+
+        def decode(m=model, token=token):
+            for i in range(shape.decode_tokens):
+                m.forward(token, shape.prefill_tokens + i)
+
+        seconds = timer.seconds(decode) / shape.decode_tokens
+        rate = model.nbytes / seconds
+        name = f"{shape.n_layers}-layer model {qtype.name} decode ({model.nbytes / 1e9:.2f} GB)"
+        rows.append(
+            Row(
+                "model",
+                name,
+                1e3 * seconds,
+                f"{1 / seconds:.1f} tok/s",
+                f"{100 * rate / bandwidth:.0f}% copy",
+            )
+        )
+        del model
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    return rows
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| group | what | ms | achieved | of peak |", "|---|---|---:|---:|---:|"]
+    lines += [f"| {r.group} | {r.name} | {r.ms:.3f} | {r.achieved} | {r.of_peak} |" for r in rows]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny shapes (forced without CUDA)")
+    parser.add_argument("--pytest", action="store_true", help="also run pytest tests/kernels")
+    parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--out", type=Path, help="write the results table (Markdown) here")
+    args = parser.parse_args(argv)
+    device = torch.device("cpu" if kernels.INTERPRETED else "cuda")
+    smoke = args.smoke or kernels.INTERPRETED
+    shape = SMOKE if smoke else LLAMA3_8B
+    where = (
+        "the Triton interpreter on the CPU" if kernels.INTERPRETED else torch.cuda.get_device_name()
+    )
+    print(f"# gpu_check on {where}; shapes: {'smoke' if smoke else 'Llama-3-8B'}", flush=True)
+
+    capability = None
+    if device.type == "cuda":
+        major, minor = torch.cuda.get_device_capability()
+        capability = 10 * major + minor
+    else:
+        print("no CUDA device: the PTX audit compiles for sm_90 (no GPU needed), smoke subset")
+    print("\n## 1. PTX audit", flush=True)
+    audit_ok = run_audit("smoke" if smoke else "full", capability)
+
+    print("\n## 2. conformance against the reference", flush=True)
+    with np.errstate(all="ignore"):  # the interpreter's NumPy ops on exp's clamped range
+        checks = conformance(shape, device)
+    for name, ok in checks:
+        print(f"{'ok  ' if ok else 'FAIL'} {name}")
+    conformance_ok = all(ok for _, ok in checks)
+    if args.pytest:
+        conformance_ok = run_pytest() and conformance_ok
+
+    rows: list[Row] = []
+    if not args.skip_timing:
+        print("\n## 3. timing", flush=True)
+        timer = Timer(device, shape.repeats)
+        peaks = device_peaks(device, timer, smoke)
+        int8 = f"{peaks[1] / 1e12:.0f} TOPS" if peaks[1] else "n/a"
+        rows.append(
+            Row("device", "copy bandwidth (read + write)", 0.0, f"{peaks[0] / 1e9:.1f} GB/s", "")
+        )
+        rows.append(Row("device", "int8 matmul (torch._int_mm 8192^3)", 0.0, int8, ""))
+        rows += kernel_rows(shape, device, timer, peaks)
+        rows += model_rows(shape, device, timer, peaks[0])
+        print(table(rows))
+        if args.out:
+            args.out.write_text(f"gpu_check on {where}\n\n{table(rows)}\n")
+    status = "PASS" if audit_ok and conformance_ok else "FAIL"
+    verdicts = [
+        f"{name} {'ok' if ok else 'FAILED'}"
+        for name, ok in (("audit", audit_ok), ("conformance", conformance_ok))
+    ]
+    print(f"\n{status}: {', '.join(verdicts)}")
+    return 0 if status == "PASS" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

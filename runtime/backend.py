@@ -1,0 +1,202 @@
+"""Which implementation of the precision contract's ops the model graph calls.
+
+    EXACTSERVE_BACKEND=reference   the NumPy reference (default)
+    EXACTSERVE_BACKEND=triton      the Triton kernels: on CUDA, or on a machine without CUDA
+                                   under the Triton interpreter (`kernels` sets
+                                   TRITON_INTERPRET=1 before any kernel is defined)
+
+Both backends expose one interface, `Ops`, in the reference's data formats: NumPy arrays in
+and out, block floats as `reference.quantize.BlockFloat`. Only weight matrices and rounded
+activations are backend objects (`prepare_matrix`, `quantize_activations(...).values`),
+passed back to the same backend's ops. Every op of one backend gives the same bits as the
+other's (tests/kernels), so the graph's logits do not depend on the choice.
+
+The Triton adapter converts at each op boundary (zero-copy on the CPU; a device copy on a
+GPU). It exists so the one model graph runs on both backends; a GPU-resident graph would
+keep tensors on the device between ops.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+from gguf import GGMLQuantizationType
+
+from reference import activations, attention, embedding, matmul, quantize, rmsnorm, rope
+from reference.quants import FLOAT_TYPE_SIZES, dequantize, to_integer_form
+
+BACKEND_ENV = "EXACTSERVE_BACKEND"
+BACKENDS = ("reference", "triton")
+
+
+class Ops(Protocol):
+    """The contract's ops as the model graph calls them (signatures of the reference)."""
+
+    name: str
+
+    def prepare_matrix(
+        self, raw: np.ndarray, ggml_type: GGMLQuantizationType, n_out: int, n_in: int
+    ) -> Any: ...
+    def embedding_rows(self, table: Any, ids: np.ndarray) -> np.ndarray: ...
+    def quantize_activations(self, x: np.ndarray) -> Any: ...
+    def matmul_quantized(self, acts: Any, w: Any, bias=None, executor=None) -> np.ndarray: ...
+    def matmul(self, x: np.ndarray, w: Any, bias=None, executor=None) -> np.ndarray: ...
+    def rmsnorm(self, x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray: ...
+    def apply_rope(
+        self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str
+    ) -> np.ndarray: ...
+    def block_float(self, v: np.ndarray) -> quantize.BlockFloat: ...
+    def attention(
+        self, q, q_positions, k_int, k_scale, v_int, v_scale, window=None, cap=None
+    ) -> np.ndarray: ...
+    def gated(self, gate: np.ndarray, up: np.ndarray, activation: str) -> np.ndarray: ...
+    def softcap(self, x: np.ndarray, cap: float) -> np.ndarray: ...
+    def scale_embeddings(self, rows: np.ndarray, scale: float | None) -> np.ndarray: ...
+
+
+def backend_name(requested: str | None = None) -> str:
+    """`requested`, else $EXACTSERVE_BACKEND, else "reference"; validated."""
+    name = (requested or os.environ.get(BACKEND_ENV) or "reference").strip().lower()
+    if name not in BACKENDS:
+        raise ValueError(
+            f"unknown backend {name!r} (from {'the argument' if requested else BACKEND_ENV}); "
+            f"choose one of: {', '.join(BACKENDS)}"
+        )
+    return name
+
+
+def select_ops(requested: str | None = None) -> Ops:
+    """The ops of the chosen backend. Importing the Triton one loads torch and triton."""
+    if backend_name(requested) == "triton":
+        return TritonOps()
+    return ReferenceOps()
+
+
+class ReferenceOps:
+    """The NumPy reference, unchanged."""
+
+    name = "reference"
+
+    def prepare_matrix(self, raw, ggml_type, n_out, n_in) -> matmul.PreparedMatrix:
+        if ggml_type in FLOAT_TYPE_SIZES:
+            return matmul.prepare_float(dequantize(raw, ggml_type, (n_in, n_out)))
+        iw = to_integer_form(raw, ggml_type, n_out, n_in)
+        return matmul.prepare_integer(iw.q, iw.scale, iw.offset, iw.group)
+
+    def embedding_rows(self, table, ids):
+        return embedding.embedding_rows_prepared(table, ids)
+
+    quantize_activations = staticmethod(quantize.quantize_activations)
+    matmul_quantized = staticmethod(matmul.matmul_quantized)
+    matmul = staticmethod(matmul.matmul)
+    rmsnorm = staticmethod(rmsnorm.rmsnorm)
+    apply_rope = staticmethod(rope.apply_rope)
+    block_float = staticmethod(quantize.block_float)
+    attention = staticmethod(attention.attention)
+    gated = staticmethod(activations.gated)
+    softcap = staticmethod(activations.softcap)
+    scale_embeddings = staticmethod(embedding.scale_embeddings)
+
+
+class RoundedActivations(NamedTuple):
+    """What `TritonOps.quantize_activations` returns: `.values` is the kernels' form."""
+
+    values: Any  # kernels.quantize.QuantizedActivations
+
+
+class TritonOps:
+    """The Triton kernels behind the reference's signatures."""
+
+    name = "triton"
+
+    def __init__(self) -> None:
+        import kernels  # sets TRITON_INTERPRET=1 on a machine without CUDA, before any kernel
+        from kernels.device import default_device
+
+        self.interpreted = kernels.INTERPRETED
+        self.device = default_device()
+
+    def _in(self, x: np.ndarray, dtype: Any = np.float32):
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(x, dtype=dtype)).to(self.device)
+
+    @staticmethod
+    def _out(t) -> np.ndarray:
+        return t.detach().cpu().numpy()
+
+    def prepare_matrix(self, raw, ggml_type, n_out, n_in):
+        from kernels.quants import weight_matrix
+
+        return weight_matrix(raw, ggml_type, n_out, n_in, self.device)
+
+    def embedding_rows(self, table, ids):
+        from kernels.embedding import embedding_rows
+
+        return self._out(embedding_rows(table, self._in(ids, np.int64)))
+
+    def quantize_activations(self, x):
+        from kernels.quantize import quantize_activations
+
+        return RoundedActivations(quantize_activations(self._in(x)))
+
+    def matmul_quantized(self, acts, w, bias=None, executor=None):
+        """`executor` (the reference's CPU thread pool) has no role on this backend."""
+        from kernels.matmul import matmul_quantized
+
+        return self._out(matmul_quantized(acts, w, None if bias is None else self._in(bias)))
+
+    def matmul(self, x, w, bias=None, executor=None):
+        return self.matmul_quantized(self.quantize_activations(x).values, w, bias)
+
+    def rmsnorm(self, x, weight, eps):
+        from kernels.rmsnorm import rmsnorm
+
+        return self._out(rmsnorm(self._in(x), self._in(weight), eps))
+
+    def apply_rope(self, x, cos, sin, layout):
+        from kernels.rope import apply_rope
+
+        return self._out(apply_rope(self._in(x), self._in(cos), self._in(sin), layout))
+
+    def block_float(self, v):
+        from kernels.quantize import block_float
+
+        bf = block_float(self._in(v))
+        scale = np.ldexp(1.0, self._out(bf.exponent).astype(np.int64))
+        return quantize.BlockFloat(self._out(bf.integers).astype(np.float64), scale)
+
+    def attention(self, q, q_positions, k_int, k_scale, v_int, v_scale, window=None, cap=None):
+        from kernels.attention import attention as attention_kernel
+
+        out = attention_kernel(
+            self._in(q),
+            self._in(q_positions, np.int64),
+            self._in(k_int, np.int32),
+            self._in(_exponents(k_scale), np.int32),
+            self._in(v_int, np.int32),
+            self._in(_exponents(v_scale), np.int32),
+            window=window,
+            cap=cap,
+        )
+        return self._out(out)
+
+    def gated(self, gate, up, activation):
+        from kernels.activations import gated
+
+        return self._out(gated(self._in(gate), self._in(up), activation))
+
+    def softcap(self, x, cap):
+        from kernels.activations import softcap_values
+
+        return self._out(softcap_values(self._in(x), cap))
+
+    def scale_embeddings(self, rows, scale):
+        return embedding.scale_embeddings(rows, scale)  # one IEEE multiply, same on any backend
+
+
+def _exponents(scale: np.ndarray) -> np.ndarray:
+    """e for float64 powers of two 2^e (exact: frexp gives 0.5 * 2^(e+1))."""
+    return (np.frexp(np.asarray(scale, dtype=np.float64))[1] - 1).astype(np.int32)

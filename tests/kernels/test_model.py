@@ -1,0 +1,140 @@
+"""Whole-model logits: the Triton backend against the reference, bit for bit, on tiny
+generated models of every architecture (prefill, chunked prefill, decode, a batch of two).
+
+The model graph (runtime/model) calls the reference's functions directly; until it takes a
+backend `Ops` object, the fixture below routes its op calls and weight conversion through
+`runtime.backend.TritonOps` with monkeypatch (every name the graph and loader use).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from gguf import GGMLQuantizationType as T
+from tiny_models import tiny_spec, write_tiny_model
+
+import runtime.model.graph as graph
+import runtime.model.weights as weights
+from runtime.backend import TritonOps
+from runtime.model import SequenceInput, load_model
+
+pytestmark = pytest.mark.llama_cpp_data
+
+GRAPH_OPS = (
+    "matmul", "matmul_quantized", "quantize_activations", "rmsnorm", "apply_rope",
+    "block_float", "attention", "scale_embeddings",
+)  # fmt: skip
+
+
+def use_triton_ops(monkeypatch: pytest.MonkeyPatch) -> TritonOps:
+    """Route runtime.model's graph and weight loading through the Triton backend."""
+    ops = TritonOps()
+    for name in GRAPH_OPS:
+        monkeypatch.setattr(graph, name, getattr(ops, name))
+    monkeypatch.setattr(graph, "activations", SimpleNamespace(gated=ops.gated, softcap=ops.softcap))
+
+    def matrix(self, name, n_out, n_in):
+        info = self._check_matrix(name, n_out, n_in)
+        return ops.prepare_matrix(self.file.raw(name), info.ggml_type, n_out, n_in)
+
+    monkeypatch.setattr(weights._Loader, "matrix", matrix)
+    monkeypatch.setattr(weights._Loader, "integer_form", matrix)
+    monkeypatch.setattr(weights, "embedding_rows_prepared", ops.embedding_rows)
+    float_rows = weights.Embedding.rows
+
+    def rows(self, ids):
+        if self.integer is not None:
+            return ops.embedding_rows(self.integer, ids)
+        return float_rows(self, ids)
+
+    monkeypatch.setattr(weights.Embedding, "rows", rows)
+    return ops
+
+
+# name: (architecture, layer type, options). 32000-token vocabulary for all: the
+# interpreter's time goes into the output matrix.
+MODELS = {
+    "llama-Q4_K": ("llama", T.Q4_K, {}),
+    "llama-F16": ("llama", T.F16, {"rope_freqs": True}),
+    "qwen2-Q8_0": ("qwen2", T.Q8_0, {}),
+    "qwen3-Q5_0": ("qwen3", T.Q5_0, {"overrides": {"ffn_down.weight": T.Q6_K}}),
+    "gemma3-IQ4_NL": ("gemma3", T.IQ4_NL, {"overrides": {"attn_output.weight": T.Q4_1}}),
+}
+N_TOKENS = 68  # crosses a 64-key chunk
+
+
+def bits(x: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+
+
+@pytest.fixture(scope="module")
+def model_paths(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("backend_models")
+    paths = {}
+    for name, (arch, qtype, options) in MODELS.items():
+        spec = tiny_spec(arch, qtype, vocab="llama-spm", **options)
+        paths[name] = write_tiny_model(root / spec.file_name, spec)
+    return paths
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_triton_logits_equal_reference(model_paths, name, monkeypatch) -> None:
+    reference = load_model(model_paths[name])
+    tokens = np.random.default_rng(len(name)).integers(0, reference.config.n_vocab, N_TOKENS)
+    other = tokens[::-1][:9].copy()
+    want = bits(reference.logits_all(reference.new_cache(), tokens))
+    want_other = bits(reference.forward(reference.new_cache(), other))
+
+    use_triton_ops(monkeypatch)
+    model = load_model(model_paths[name])
+    assert type(model.weights.layers[0].wq).__name__ == "WeightMatrix"
+    cache, theirs = model.new_cache(), model.new_cache()
+    prefill = bits(model.forward(cache, tokens[:62]))  # prefill (last logits)
+    np.testing.assert_array_equal(prefill, want[61])
+    chunk = bits(model.logits_all(cache, tokens[62:66]))  # chunked prefill across position 64
+    np.testing.assert_array_equal(chunk, want[62:66])
+    decode = bits(model.forward(cache, tokens[66:67]))  # decode
+    np.testing.assert_array_equal(decode, want[66])
+    batch = model.forward_batch(  # a batch of two: a prefill and a decode step
+        [SequenceInput(theirs, other, "last"), SequenceInput(cache, tokens[67:68], "last")]
+    )
+    np.testing.assert_array_equal(bits(batch[0][0]), want_other)
+    np.testing.assert_array_equal(bits(batch[1][0]), want[67])
+
+
+@pytest.mark.real_model
+@pytest.mark.slow
+def test_demo_model_greedy_tokens_and_logits_equal_reference(monkeypatch) -> None:
+    """The real Gemma 3 270M Q4_K_M file: the first 16 greedy tokens and every step's logits
+    are bit-identical between the backends (greedy choice on the Triton side by
+    kernels.logits.argmax)."""
+    import torch
+
+    from kernels.logits import argmax
+    from runtime.assets import demo_model_path
+    from runtime.tokenizer import Tokenizer
+
+    path = demo_model_path()
+    prompt = Tokenizer.from_gguf(path).encode("The capital of France is", add_special=True)
+    n_new = 16
+
+    reference = load_model(path)
+    cache, ids, want = reference.new_cache(), list(prompt), []
+    logits = reference.forward(cache, ids)
+    for _ in range(n_new):
+        want.append(bits(logits))
+        ids.append(int(np.argmax(logits)))
+        logits = reference.forward(cache, ids[-1:])
+
+    use_triton_ops(monkeypatch)
+    model = load_model(path)
+    cache, tokens = model.new_cache(), list(prompt)
+    logits = model.forward(cache, tokens)
+    for step in range(n_new):
+        np.testing.assert_array_equal(bits(logits), want[step], err_msg=f"step {step}")
+        tokens.append(int(argmax(torch.from_numpy(logits[None, :]))[0]))
+        if step + 1 < n_new:
+            logits = model.forward(cache, tokens[-1:])
+    assert tokens == ids[: len(tokens)]

@@ -1,0 +1,58 @@
+"""kernels.quantize against reference.quantize: the same integers and exponents."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from kernel_cases import (
+    assert_same_bits,
+    dev,
+    host,
+    random_activations,
+)
+
+import reference.quantize as rq
+from kernels.quantize import block_float, quantize_activations
+
+
+def special_rows(k: int) -> np.ndarray:
+    """Rows that probe the edges: all zero, below 2^-100, exact ties (x.5 after scaling),
+    a block maximum that rounds up to 2^11, negative zero, huge and subnormal values."""
+    rows = np.zeros((6, k), dtype=np.float32)
+    rows[1, :] = np.float32(2.0**-101)
+    rows[2, :] = (np.arange(k, dtype=np.float32) - k / 2) * np.float32(0.5) * np.float32(2.0**-3)
+    rows[2, 0] = np.float32(1023.75)  # max of its block; others become ties at scale 2^0
+    rows[3, 0], rows[3, 1] = np.float32(2047.75), np.float32(-0.0)  # rint(2047.75) = 2048
+    rows[4, :] = np.float32(3.0e29) * np.cos(np.arange(k, dtype=np.float32))
+    rows[5, :] = np.float32(1e-40) * (np.arange(k, dtype=np.float32) - 7)
+    return rows
+
+
+@pytest.mark.parametrize("m,k", [(1, 32), (3, 96), (19, 288)])
+def test_quantize_activations_matches_reference(m: int, k: int) -> None:
+    x = np.concatenate([random_activations((m, k), seed=m * k), special_rows(k)])
+    expected = rq.quantize_activations(x)
+    actual = quantize_activations(dev(x))
+    assert actual.q.dtype == torch.int16 and actual.exponent.dtype == torch.int32
+    np.testing.assert_array_equal(host(actual.exponent), expected.exponent)
+    scale = np.repeat(np.ldexp(np.float32(1.0), host(actual.exponent)), 32, axis=1)
+    values = host(actual.q).astype(np.float32) * scale.astype(np.float32)  # exact
+    assert_same_bits(values, expected.values)
+    assert np.abs(host(actual.q)).max() == 2048  # the rounding-up edge was reached
+
+
+@pytest.mark.parametrize("shape", [(5, 64), (3, 2, 80), (2, 256)])
+def test_block_float_matches_reference(shape: tuple[int, ...]) -> None:
+    v = random_activations(shape, seed=sum(shape))
+    v.reshape(-1, shape[-1])[0] = 0.0
+    expected = rq.block_float(v)
+    actual = block_float(dev(v))
+    np.testing.assert_array_equal(host(actual.integers).astype(np.float64), expected.integers)
+    scale = np.ldexp(1.0, host(actual.exponent).astype(np.int64))
+    np.testing.assert_array_equal(scale, expected.scale)
+
+
+def test_quantize_rejects_ragged_rows() -> None:
+    with pytest.raises(ValueError, match="activation length 40 is not a multiple of 32"):
+        quantize_activations(torch.zeros((2, 40)))
