@@ -105,9 +105,12 @@ def _attention_kernel(
         s = tl.where(visible, s, float("-inf"))
         m_new = tl.maximum(m, tl.max(s, axis=1))
         is_started = m_new > float("-inf")
-        alpha = exp(tl.where(is_started, m - m_new, 0.0))
-        # exp only of visible scores: -inf - (-inf) never reaches a float->int conversion
-        p = tl.where(visible, exp(tl.where(visible, s - m_new[:, None], 0.0)), 0.0)
+        # 1 while nothing was visible (m = m' = -inf), computed without forming -inf - -inf
+        alpha = exp(tl.where(is_started, m, 0.0) - tl.where(is_started, m_new, 0.0))
+        # exp only of visible scores (s - m' there); -inf - (-inf) is never formed
+        p = tl.where(
+            visible, exp(tl.where(visible, s, 0.0) - tl.where(visible, m_new[:, None], 0.0)), 0.0
+        )
         denom_chunk = tree_sum(p, LOG2_CHUNK)
 
         e_v = tl.load(ve_ptr + kv_head * stride_veh + keys, mask=in_cache, other=0)

@@ -183,11 +183,14 @@ def example_launches(level: str = "full") -> list[Launch]:
     with recording(modules) as sink:
         acts = quantize.quantize_activations(x)
         many_acts = quantize.quantize_activations(many)
+        eight_acts = quantize.quantize_activations(many[:8])
         for qtype in [*qtypes, *float_types]:
             block_size, type_size = block_geometry(qtype)
             raw = np.zeros(256 * 256 // block_size * type_size, dtype=np.uint8)
             w = weight_matrix(raw, qtype, 256, 256, device=cpu)
             matmul.matmul_quantized(acts, w, path="decode")
+            if level == "full":
+                matmul.matmul_quantized(eight_acts, w, path="decode")  # the widest decode
             matmul.matmul_quantized(many_acts, w, path="prefill")
             if level != "smoke":
                 quants.dequantize(w)
