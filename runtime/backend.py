@@ -26,6 +26,7 @@ from gguf import GGMLQuantizationType
 
 from reference import activations, attention, embedding, matmul, quantize, rmsnorm, rope
 from reference.quants import FLOAT_TYPE_SIZES, dequantize, to_integer_form
+from runtime.errors import UnsupportedError
 
 BACKEND_ENV = "EXACTSERVE_BACKEND"
 BACKENDS = ("reference", "triton")
@@ -60,7 +61,7 @@ def backend_name(requested: str | None = None) -> str:
     """`requested`, else $EXACTSERVE_BACKEND, else "reference"; validated."""
     name = (requested or os.environ.get(BACKEND_ENV) or "reference").strip().lower()
     if name not in BACKENDS:
-        raise ValueError(
+        raise UnsupportedError(
             f"unknown backend {name!r} (from {'the argument' if requested else BACKEND_ENV}); "
             f"choose one of: {', '.join(BACKENDS)}"
         )

@@ -1,4 +1,4 @@
-"""The transformer forward pass (llama, qwen2, qwen3, gemma3) on the reference backend.
+"""The transformer forward pass (llama, qwen2, qwen3, gemma3) on either backend's `Ops`.
 
 Token-wise work (norms, matmuls, activations) runs on the rows of every sequence in the
 batch stacked together; it is batch invariant because each contract op computes a row from
@@ -25,14 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reference import activations
-from reference.attention import attention
-from reference.embedding import scale_embeddings
 from reference.fp import F32
-from reference.matmul import matmul, matmul_quantized
-from reference.quantize import block_float, quantize_activations
-from reference.rmsnorm import rmsnorm
-from reference.rope import apply_rope
+from runtime.backend import Ops
 from runtime.config import ModelConfig
 from runtime.model.cache import SequenceCache
 from runtime.model.rope_tables import RopeTable
@@ -65,12 +59,14 @@ def forward(
     weights: ModelWeights,
     tables: tuple[RopeTable, RopeTable],
     batch: Sequence[SequenceInput],
+    ops: Ops,
     executor: Executor | None = None,
 ) -> list[np.ndarray]:
     """Run the new tokens of every sequence; append their keys/values to the caches.
 
     Returns, per sequence, float32 logits [n, n_vocab] with n = 1, len(tokens) or 0.
-    `executor` runs matmul tiles concurrently (no effect on the bits).
+    `ops` is the backend that prepared `weights` (runtime.backend); `executor` runs the
+    reference's matmul tiles concurrently (no effect on the bits).
     """
     _check_batch(config, batch)
     tokens = np.concatenate([np.asarray(b.tokens, dtype=np.int64) for b in batch])
@@ -84,20 +80,20 @@ def forward(
     for b, n in zip(batch, sizes, strict=True):
         b.cache.reserve(n)
 
-    x = scale_embeddings(weights.embedding.rows(tokens), config.embedding_scale)
+    x = ops.scale_embeddings(weights.embedding.rows(tokens, ops), config.embedding_scale)
     for index, layer in enumerate(weights.layers):
-        x = _layer(config, index, layer, tables, batch, slices, x, executor)
+        x = _layer(config, index, layer, tables, batch, slices, x, ops, executor)
 
     rows = np.concatenate(
         [_logit_rows(b, s, e) for b, s, e in zip(batch, starts, stops, strict=True)]
     )
-    h = rmsnorm(x[rows], weights.output_norm, config.norm_eps)
+    h = ops.rmsnorm(x[rows], weights.output_norm, config.norm_eps)
     if len(rows):
-        logits = matmul(h, weights.output, executor=executor)
+        logits = ops.matmul(h, weights.output, executor=executor)
     else:
         logits = np.zeros((0, config.n_vocab), F32)
     if config.final_logit_softcap:
-        logits = activations.softcap(logits, config.final_logit_softcap)
+        logits = ops.softcap(logits, config.final_logit_softcap)
 
     for b in batch:
         b.cache.commit(np.asarray(b.tokens, dtype=np.int64))
@@ -109,45 +105,45 @@ def forward(
     return out
 
 
-def _layer(config, index, layer: LayerWeights, tables, batch, slices, x, ex) -> np.ndarray:
+def _layer(config, index, layer: LayerWeights, tables, batch, slices, x, ops, ex) -> np.ndarray:
     c = config
     n_rows = x.shape[0]
-    h = quantize_activations(rmsnorm(x, layer.attn_norm, c.norm_eps)).values
-    q = matmul_quantized(h, layer.wq, layer.bq, ex).reshape(n_rows, c.n_heads, c.head_dim)
-    k = matmul_quantized(h, layer.wk, layer.bk, ex).reshape(n_rows, c.n_kv_heads, c.head_dim)
-    v = matmul_quantized(h, layer.wv, layer.bv, ex).reshape(n_rows, c.n_kv_heads, c.head_dim_v)
+    h = ops.quantize_activations(ops.rmsnorm(x, layer.attn_norm, c.norm_eps)).values
+    q = ops.matmul_quantized(h, layer.wq, layer.bq, ex).reshape(n_rows, c.n_heads, c.head_dim)
+    k = ops.matmul_quantized(h, layer.wk, layer.bk, ex).reshape(n_rows, c.n_kv_heads, c.head_dim)
+    v = ops.matmul_quantized(h, layer.wv, layer.bv, ex).reshape(n_rows, c.n_kv_heads, c.head_dim_v)
     if layer.q_norm is not None:
-        q = rmsnorm(q, layer.q_norm, c.norm_eps)
-        k = rmsnorm(k, layer.k_norm, c.norm_eps)
+        q = ops.rmsnorm(q, layer.q_norm, c.norm_eps)
+        k = ops.rmsnorm(k, layer.k_norm, c.norm_eps)
     is_local = c.swa_layers[index]
     cos, sin = tables[1 if is_local else 0].rows(slices.positions)
     layout = c.rope.layout.value
-    q = apply_rope(q, cos, sin, layout) * F32(c.attention_scale)
-    k = apply_rope(k, cos, sin, layout)
-    k_bf, v_bf = block_float(k), block_float(v)
+    q = ops.apply_rope(q, cos, sin, layout) * F32(c.attention_scale)
+    k = ops.apply_rope(k, cos, sin, layout)
+    k_bf, v_bf = ops.block_float(k), ops.block_float(v)
 
     window = c.sliding_window if is_local else None
     attn = np.empty((n_rows, c.n_heads, c.head_dim_v), dtype=F32)
     for b, start, stop in zip(batch, slices.starts, slices.stops, strict=True):
         b.cache.write(index, b.cache.length, _rows(k_bf, start, stop), _rows(v_bf, start, stop))
-        attn[start:stop] = attention(
+        attn[start:stop] = ops.attention(
             q[start:stop],
             slices.positions[start:stop],
             *b.cache.view(index),
             window=window,
             cap=c.attn_logit_softcap,
         )
-    o = matmul(attn.reshape(n_rows, c.n_heads * c.head_dim_v), layer.wo, executor=ex)
+    o = ops.matmul(attn.reshape(n_rows, c.n_heads * c.head_dim_v), layer.wo, executor=ex)
     if layer.post_attn_norm is not None:
-        o = rmsnorm(o, layer.post_attn_norm, c.norm_eps)
+        o = ops.rmsnorm(o, layer.post_attn_norm, c.norm_eps)
     x = x + o
 
-    h = quantize_activations(rmsnorm(x, layer.ffn_norm, c.norm_eps)).values
-    gate = matmul_quantized(h, layer.w_gate, executor=ex)
-    up = matmul_quantized(h, layer.w_up, executor=ex)
-    d = matmul(activations.gated(gate, up, c.traits.activation), layer.w_down, executor=ex)
+    h = ops.quantize_activations(ops.rmsnorm(x, layer.ffn_norm, c.norm_eps)).values
+    gate = ops.matmul_quantized(h, layer.w_gate, executor=ex)
+    up = ops.matmul_quantized(h, layer.w_up, executor=ex)
+    d = ops.matmul(ops.gated(gate, up, c.traits.activation), layer.w_down, executor=ex)
     if layer.post_ffn_norm is not None:
-        d = rmsnorm(d, layer.post_ffn_norm, c.norm_eps)
+        d = ops.rmsnorm(d, layer.post_ffn_norm, c.norm_eps)
     return x + d
 
 

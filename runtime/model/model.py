@@ -1,4 +1,4 @@
-"""`Model`: a loaded GGUF model on the reference backend."""
+"""`Model`: a loaded GGUF model on one backend (reference or triton, runtime.backend)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from reference.fp import assert_gradual_underflow
+from runtime.backend import Ops, ReferenceOps, select_ops
 from runtime.config import ModelConfig, from_gguf, validate_tensors
 from runtime.gguf_file import open_gguf
 from runtime.model.cache import SequenceCache
@@ -24,12 +25,20 @@ class Model:
     all per-sequence state lives in the `SequenceCache`s passed in.
     """
 
-    def __init__(self, config: ModelConfig, weights: ModelWeights, threads: int = 1) -> None:
-        """`threads`: CPU threads for matmul tiles (BLAS itself is set to one thread, see
-        runtime.model.threads); results are bit-identical for every value."""
+    def __init__(
+        self,
+        config: ModelConfig,
+        weights: ModelWeights,
+        threads: int = 1,
+        ops: Ops | None = None,
+    ) -> None:
+        """`threads`: CPU threads for the reference's matmul tiles (BLAS itself is set to
+        one thread, see runtime.model.threads); results are bit-identical for every value.
+        `ops`: the backend that prepared `weights` (default: the reference)."""
         assert_gradual_underflow()
         self.config = config
         self.weights = weights
+        self.ops = ops if ops is not None else ReferenceOps()
         self.threads = threads
         self._tables = build_tables(config, weights.rope_freqs)
         self._executor = make_executor(threads)
@@ -40,15 +49,18 @@ class Model:
         path: str | Path,
         progress: Callable[[str], None] | None = None,
         threads: int = 1,
+        backend: str | None = None,
     ) -> Model:
-        """Open a GGUF file, check it, convert its weights. `progress` gets short messages."""
+        """Open a GGUF file, check it, convert its weights for the backend (`backend`, else
+        $EXACTSERVE_BACKEND, else "reference"). `progress` gets short messages."""
+        ops = select_ops(backend)
         with open_gguf(path) as gguf_file:
             config = from_gguf(gguf_file)
             validate_tensors(gguf_file)
             if progress:
                 progress(f"converting {len(gguf_file.tensors)} tensors")
-            weights = load_weights(gguf_file, config)
-        return cls(config, weights, threads)
+            weights = load_weights(gguf_file, config, ops)
+        return cls(config, weights, threads, ops)
 
     @property
     def context_length(self) -> int:
@@ -60,7 +72,7 @@ class Model:
 
     def forward_batch(self, batch: Sequence[SequenceInput]) -> list[np.ndarray]:
         """Run every sequence's new tokens in one pass; see `runtime.model.graph.forward`."""
-        return forward(self.config, self.weights, self._tables, batch, self._executor)
+        return forward(self.config, self.weights, self._tables, batch, self.ops, self._executor)
 
     def forward(self, cache: SequenceCache, tokens: Sequence[int]) -> np.ndarray:
         """Append `tokens` to `cache`; return the float32 logits [n_vocab] of the last one."""
@@ -72,7 +84,10 @@ class Model:
 
 
 def load_model(
-    path: str | Path, progress: Callable[[str], None] | None = None, threads: int = 1
+    path: str | Path,
+    progress: Callable[[str], None] | None = None,
+    threads: int = 1,
+    backend: str | None = None,
 ) -> Model:
     """`Model.load`."""
-    return Model.load(path, progress, threads)
+    return Model.load(path, progress, threads, backend)

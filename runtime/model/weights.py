@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reference.embedding import embedding_rows_prepared
-from reference.matmul import PreparedMatrix, prepare_float, prepare_integer
+from reference.matmul import PreparedMatrix
 from reference.quants import FLOAT_TYPE_SIZES, IntegerWeights, dequantize, to_integer_form
+from runtime.backend import Ops
 from runtime.config import ModelConfig
 from runtime.errors import GGUFError
 from runtime.gguf_file import GGUFFile
@@ -29,10 +29,11 @@ class Embedding:
     integer: IntegerWeights | None = None
     values: np.ndarray | None = None
 
-    def rows(self, ids: np.ndarray) -> np.ndarray:
-        """Contract 6.3 rows (before any embedding scale), float32 [len(ids), n_embd]."""
+    def rows(self, ids: np.ndarray, ops: Ops) -> np.ndarray:
+        """Contract 6.3 rows (before any embedding scale), float32 [len(ids), n_embd].
+        `ops` is the backend that prepared the matrix."""
         if self.prepared is not None:
-            return embedding_rows_prepared(self.prepared, ids)
+            return ops.embedding_rows(self.prepared, ids)
         if self.integer is not None:
             iw = self.integer
             picked = IntegerWeights(
@@ -72,8 +73,9 @@ class ModelWeights:
 
 
 class _Loader:
-    def __init__(self, gguf_file: GGUFFile) -> None:
+    def __init__(self, gguf_file: GGUFFile, ops: Ops) -> None:
         self.file = gguf_file
+        self.ops = ops
 
     def info(self, name: str):
         info = self.file.tensors.get(name)
@@ -97,11 +99,9 @@ class _Loader:
         return dequantize(self.file.raw(name), info.ggml_type, info.shape)
 
     def matrix(self, name: str, n_out: int, n_in: int) -> PreparedMatrix:
+        """A weight matrix in the backend's own prepared form (opaque to the graph)."""
         info = self._check_matrix(name, n_out, n_in)
-        if info.ggml_type in FLOAT_TYPE_SIZES:
-            return prepare_float(dequantize(self.file.raw(name), info.ggml_type, info.shape))
-        iw = to_integer_form(self.file.raw(name), info.ggml_type, n_out, n_in)
-        return prepare_integer(iw.q, iw.scale, iw.offset, iw.group)
+        return self.ops.prepare_matrix(self.file.raw(name), info.ggml_type, n_out, n_in)
 
     def integer_form(self, name: str, n_out: int, n_in: int) -> IntegerWeights:
         info = self._check_matrix(name, n_out, n_in)
@@ -120,9 +120,9 @@ class _Loader:
         return info
 
 
-def load_weights(gguf_file: GGUFFile, config: ModelConfig) -> ModelWeights:
-    """Read and convert every tensor the forward pass uses."""
-    ld = _Loader(gguf_file)
+def load_weights(gguf_file: GGUFFile, config: ModelConfig, ops: Ops) -> ModelWeights:
+    """Read and convert every tensor the forward pass uses, matrices into `ops`' form."""
+    ld = _Loader(gguf_file, ops)
     c = config
     q_dim, kv_dim, v_dim = (
         c.n_heads * c.head_dim,
@@ -163,8 +163,11 @@ def load_weights(gguf_file: GGUFFile, config: ModelConfig) -> ModelWeights:
         embedding = Embedding(values=ld.float_matrix(embd, c.n_vocab, c.n_embd))
     elif c.tied_embeddings:
         embedding = Embedding(prepared=output)
-    else:
+    elif ops.name == "reference":
+        # Untied quantised table: the compact int8 form gives the same rows (contract 6.3).
         embedding = Embedding(integer=ld.integer_form(embd, c.n_vocab, c.n_embd))
+    else:
+        embedding = Embedding(prepared=ld.matrix(embd, c.n_vocab, c.n_embd))
     rope_freqs = None
     if c.rope.has_freq_factors:
         rope_freqs = ld.vector("rope_freqs.weight", c.rope.dimension_count // 2)

@@ -48,6 +48,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
     parser.add_argument(
+        "--backend",
+        choices=("reference", "triton"),
+        default=None,
+        help="implementation of the precision contract (default: $EXACTSERVE_BACKEND, else "
+        "reference); triton runs under the Triton interpreter on a machine without CUDA. "
+        "Both give the same bits",
+    )
+    parser.add_argument(
         "--stop",
         action="append",
         default=[],
@@ -94,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     with open_gguf(path) as gguf:
         tokenizer = Tokenizer.from_gguf(gguf)
         prompt = _encode_prompt(args, gguf, tokenizer)
-    model = load_model(path, progress=lambda message: _progress(name, message, started))
+    model = load_model(
+        path, progress=lambda message: _progress(name, message, started), backend=args.backend
+    )
     _progress(name, f"ready, prompt of {len(prompt)} tokens", started)
     config = GenerationConfig(
         max_tokens=args.max_tokens,
