@@ -1,0 +1,156 @@
+"""CPU speed of our reference engine next to llama.cpp's llama-bench, same machine, same run.
+
+    python bench/cpu_speed.py [--model GGUF] [--threads 2] [--reps 3] [--profile]
+
+Measures what `llama-bench -m MODEL -p 512 -n 128 -t THREADS` measures:
+- pp512: one forward pass over 512 prompt tokens from an empty cache;
+- tg128: 128 forward passes of one token each from an empty cache (llama-bench starts from
+  BOS and feeds random tokens; so do we), logits of every step computed.
+Sampling and tokenisation are excluded on both sides. llama-bench runs first (`-r
+--llama-reps`, default 5, plus its own warm-up), then ours (`--reps` repetitions after one
+warm-up pass of each test). Printed: tokens/s as mean ± standard deviation (best) over the
+repetitions, the ratio ours / llama.cpp of the means and of the best repetitions. On a
+shared machine the best repetitions are the better estimate of uncontended speed (a
+descheduled thread stalls llama.cpp's thread barrier). Our NumPy BLAS gets the same number
+of threads (set through the environment before NumPy loads). Not a timed test: it prints
+numbers and asserts nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_THREADS = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--threads=")), None)
+if _THREADS is None and "--threads" in sys.argv[:-1]:
+    _THREADS = sys.argv[sys.argv.index("--threads") + 1]
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, _THREADS or "2")
+
+import argparse  # noqa: E402
+import cProfile  # noqa: E402
+import json  # noqa: E402
+import pstats  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from runtime.assets import demo_model_path  # noqa: E402
+
+BENCH_DIR = Path(__file__).resolve().parent
+
+
+def llama_bench(
+    bin_dir: Path, model: Path, n_prompt: int, n_gen: int, threads: int, reps: int
+) -> dict[str, list[float]]:
+    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, from `llama-bench -o json`."""
+    cmd = [str(bin_dir / "llama-bench"), "-m", str(model), "-p", str(n_prompt)]
+    cmd += ["-n", str(n_gen), "-t", str(threads), "-r", str(reps), "-o", "json"]
+    print(f"running: {' '.join(cmd)}", file=sys.stderr, flush=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True)  # same priority as ours
+    if proc.returncode != 0:
+        raise SystemExit(f"llama-bench failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    result = {}
+    for test in json.loads(proc.stdout):
+        key = "pp" if test["n_prompt"] and not test["n_gen"] else "tg"
+        result[key] = [float(v) for v in test["samples_ts"]]
+    return result
+
+
+def ours(
+    model_path: Path, n_prompt: int, n_gen: int, reps: int, profile: Path | None
+) -> dict[str, list[float]]:
+    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, after one warm-up each."""
+    from runtime.gguf_file import open_gguf
+    from runtime.model import load_model
+
+    with open_gguf(model_path) as gguf:
+        bos = int(gguf.metadata.get("tokenizer.ggml.bos_token_id", 1))
+    model = load_model(model_path)
+    rng = np.random.default_rng(0)
+    n_vocab = int(model.config.n_vocab)
+    prompt = [bos, *(int(t) for t in rng.integers(0, n_vocab, n_prompt - 1))]
+    gen_tokens = [bos, *(int(t) for t in rng.integers(0, n_vocab, n_gen - 1))]
+
+    def prefill() -> float:
+        cache = model.new_cache()
+        started = time.perf_counter()
+        model.forward(cache, prompt)
+        return n_prompt / (time.perf_counter() - started)
+
+    def generate() -> float:
+        cache = model.new_cache()
+        started = time.perf_counter()
+        for token in gen_tokens:
+            model.forward(cache, [token])
+        return n_gen / (time.perf_counter() - started)
+
+    profiler = cProfile.Profile() if profile else None
+    result = {}
+    for key, test in (("pp", prefill), ("tg", generate)):
+        print(f"ours: warm-up {key}", file=sys.stderr, flush=True)
+        test()
+        if profiler:
+            profiler.enable()
+        rates = [test() for _ in range(reps)]
+        if profiler:
+            profiler.disable()
+        print(f"ours: {key} {[round(r, 2) for r in rates]} tokens/s", file=sys.stderr)
+        result[key] = rates
+    if profiler:
+        profiler.dump_stats(profile)
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(25)
+    return result
+
+
+def _summary(rates: list[float]) -> str:
+    """mean ± standard deviation (best)"""
+    sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
+    return f"{statistics.mean(rates):.2f} ± {sd:.2f} (best {max(rates):.2f})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, help="GGUF file (default: the demo model)")
+    parser.add_argument("--threads", type=int, default=int(_THREADS or 2))
+    parser.add_argument("--prompt-tokens", type=int, default=512)
+    parser.add_argument("--gen-tokens", type=int, default=128)
+    parser.add_argument("--reps", type=int, default=3, help="our repetitions (default 3)")
+    parser.add_argument("--llama-reps", type=int, default=5, help="llama-bench -r (default 5)")
+    parser.add_argument("--profile", type=Path, help="write our cProfile stats to this file")
+    args = parser.parse_args(argv)
+    model = (args.model or demo_model_path()).resolve()
+    from fidelity import llama_bin_dir
+
+    theirs = llama_bench(
+        llama_bin_dir(), model, args.prompt_tokens, args.gen_tokens, args.threads, args.llama_reps
+    )
+    mine = ours(model, args.prompt_tokens, args.gen_tokens, args.reps, args.profile)
+    print(
+        f"{model.name}, {args.threads} threads, {os.cpu_count()} CPUs visible, load "
+        f"average {os.getloadavg()[0]:.2f} at the end"
+    )
+    header = ("test", "llama.cpp tokens/s", "exactserve tokens/s", "ratio", "ratio of best")
+    rows = [header]
+    for key, name in (("pp", f"pp{args.prompt_tokens}"), ("tg", f"tg{args.gen_tokens}")):
+        a, b = theirs[key], mine[key]
+        ratio = statistics.mean(b) / statistics.mean(a)
+        rows.append((name, _summary(a), _summary(b), f"{ratio:.3f}x", f"{max(b) / max(a):.3f}x"))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for n, row in enumerate(rows):
+        print(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
