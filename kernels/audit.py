@@ -11,8 +11,9 @@ Forbidden in the PTX of every kernel (all of them are on the contract path):
 (float64 FMA may appear inside the integer-valued float64 dot products, where every
 partial result is an exact integer, so it is allowed.)
 
-The kernels must be imported without the interpreter (TRITON_INTERPRET=0) for this: run
-`python -m kernels.audit` (bench/gpu_check.py does it in a subprocess on a CPU machine).
+The kernels must be imported without the interpreter for this: run
+`TRITON_INTERPRET=0 python -m kernels.audit` (bench/gpu_check.py does it in a subprocess on a
+CPU machine). Under the interpreter nothing compiles, and the audit fails saying so.
 """
 
 from __future__ import annotations
@@ -232,6 +233,13 @@ def run(level: str, capability: int | None = None) -> int:
     """Audit the specialisations of `level` for `capability` (default: every target in
     TARGETS for "full", sm_90 otherwise); print one line each; return the failure count."""
     launches = example_launches(level)
+    if not launches:
+        print(
+            "audit: no kernel was compiled: the kernels were imported under the Triton "
+            "interpreter; run `TRITON_INTERPRET=0 python -m kernels.audit`",
+            file=sys.stderr,
+        )
+        return 1
     targets = TARGETS if level == "full" else TARGETS[:1]
     if capability is not None:
         limit = {c: lim for c, _, lim in TARGETS}.get(capability, 101376)

@@ -67,7 +67,6 @@ _TEMPLATES_DIR = Path(__file__).parent / "templates"  # package data
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
-
 class _GenerationTag(jinja2.ext.Extension):
     """`{% generation %}...{% endgeneration %}` renders its body (assistant-mask marker)."""
 

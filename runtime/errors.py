@@ -14,6 +14,7 @@ class GGUFError(ExactserveError, ValueError):
 class UnsupportedError(ExactserveError, ValueError):
     """The file is well formed but uses something exactserve does not support."""
 
+
 class TemplateError(ExactserveError, ValueError):
     """A chat template failed to compile or raised while rendering.
 
