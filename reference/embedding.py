@@ -12,6 +12,7 @@ import numpy as np
 
 from reference.fp import F32
 from reference.matmul import PreparedMatrix
+from reference.quants import IntegerWeights
 
 
 def embedding_rows_prepared(table: PreparedMatrix, ids: np.ndarray) -> np.ndarray:
@@ -25,6 +26,14 @@ def embedding_rows_prepared(table: PreparedMatrix, ids: np.ndarray) -> np.ndarra
     if table.offset is not None:
         rows = rows + table.offset[:, ids].T[:, :, None]  # one rounding
     return rows.reshape(len(ids), table.n_in)
+
+
+def embedding_rows_integer(table: IntegerWeights, ids: np.ndarray) -> np.ndarray:
+    """Rows `ids` of a quantised table kept in its compact integer form (int8 q): the same
+    bits as `embedding_rows_prepared`, without a float32 copy of the table."""
+    ids = np.asarray(ids, dtype=np.int64)
+    offset = None if table.offset is None else table.offset[ids]
+    return IntegerWeights(table.q[ids], table.scale[ids], offset, table.group).to_float32()
 
 
 def scale_embeddings(rows: np.ndarray, scale: float | None) -> np.ndarray:

@@ -25,7 +25,7 @@ import numpy as np
 from gguf import GGMLQuantizationType
 
 from reference import activations, attention, embedding, matmul, quantize, rmsnorm, rope
-from reference.quants import FLOAT_TYPE_SIZES, dequantize, to_integer_form
+from reference.quants import FLOAT_TYPE_SIZES, IntegerWeights, dequantize, to_integer_form
 from runtime.errors import UnsupportedError
 
 BACKEND_ENV = "EXACTSERVE_BACKEND"
@@ -39,6 +39,9 @@ class Ops(Protocol):
 
     def prepare_matrix(
         self, raw: np.ndarray, ggml_type: GGMLQuantizationType, n_out: int, n_in: int
+    ) -> Any: ...
+    def prepare_embedding(
+        self, raw: np.ndarray, ggml_type: GGMLQuantizationType, n_vocab: int, n_embd: int
     ) -> Any: ...
     def embedding_rows(self, table: Any, ids: np.ndarray) -> np.ndarray: ...
     def quantize_activations(self, x: np.ndarray) -> Any: ...
@@ -86,8 +89,14 @@ class ReferenceOps:
         iw = to_integer_form(raw, ggml_type, n_out, n_in)
         return matmul.prepare_integer(iw.q, iw.scale, iw.offset, iw.group)
 
+    def prepare_embedding(self, raw, ggml_type, n_vocab, n_embd) -> IntegerWeights:
+        """An untied quantised table stays in its compact int8 integer form."""
+        return to_integer_form(raw, ggml_type, n_vocab, n_embd)
+
     def embedding_rows(self, table, ids):
-        return embedding.embedding_rows_prepared(table, ids)
+        if isinstance(table, IntegerWeights):
+            return embedding.embedding_rows_integer(table, ids)
+        return embedding.embedding_rows_prepared(table, ids)  # tied: the output matrix
 
     quantize_activations = staticmethod(quantize.quantize_activations)
     matmul_quantized = staticmethod(matmul.matmul_quantized)
@@ -132,6 +141,9 @@ class TritonOps:
         from kernels.quants import weight_matrix
 
         return weight_matrix(raw, ggml_type, n_out, n_in, self.device)
+
+    def prepare_embedding(self, raw, ggml_type, n_vocab, n_embd):
+        return self.prepare_matrix(raw, ggml_type, n_vocab, n_embd)
 
     def embedding_rows(self, table, ids):
         from kernels.embedding import embedding_rows

@@ -8,11 +8,12 @@ converted once at load; the memory map is not needed afterwards.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from reference.matmul import PreparedMatrix
-from reference.quants import FLOAT_TYPE_SIZES, IntegerWeights, dequantize, to_integer_form
+from reference.quants import FLOAT_TYPE_SIZES, dequantize
 from runtime.backend import Ops
 from runtime.config import ModelConfig
 from runtime.errors import GGUFError
@@ -21,25 +22,18 @@ from runtime.gguf_file import GGUFFile
 
 @dataclass(frozen=True)
 class Embedding:
-    """The token embedding table, in whichever form is already held: the prepared output
-    matrix (tied quantised embeddings), the integer form (untied quantised: int8, compact),
-    or float32 values (float tables)."""
+    """The token embedding table: a quantised table in the backend's form (`table`: the
+    output matrix when embeddings are tied, else whatever `ops.prepare_embedding` keeps),
+    or the float32 values of a float table."""
 
-    prepared: PreparedMatrix | None = None
-    integer: IntegerWeights | None = None
+    table: Any = None
     values: np.ndarray | None = None
 
     def rows(self, ids: np.ndarray, ops: Ops) -> np.ndarray:
         """Contract 6.3 rows (before any embedding scale), float32 [len(ids), n_embd].
-        `ops` is the backend that prepared the matrix."""
-        if self.prepared is not None:
-            return ops.embedding_rows(self.prepared, ids)
-        if self.integer is not None:
-            iw = self.integer
-            picked = IntegerWeights(
-                iw.q[ids], iw.scale[ids], None if iw.offset is None else iw.offset[ids], iw.group
-            )
-            return picked.to_float32()
+        `ops` is the backend that prepared the table."""
+        if self.table is not None:
+            return ops.embedding_rows(self.table, ids)
         return self.values[ids]
 
 
@@ -103,9 +97,9 @@ class _Loader:
         info = self._check_matrix(name, n_out, n_in)
         return self.ops.prepare_matrix(self.file.raw(name), info.ggml_type, n_out, n_in)
 
-    def integer_form(self, name: str, n_out: int, n_in: int) -> IntegerWeights:
-        info = self._check_matrix(name, n_out, n_in)
-        return to_integer_form(self.file.raw(name), info.ggml_type, n_out, n_in)
+    def embedding_table(self, name: str, n_vocab: int, n_embd: int) -> Any:
+        info = self._check_matrix(name, n_vocab, n_embd)
+        return self.ops.prepare_embedding(self.file.raw(name), info.ggml_type, n_vocab, n_embd)
 
     def is_float(self, name: str) -> bool:
         return self.info(name).ggml_type in FLOAT_TYPE_SIZES
@@ -162,12 +156,9 @@ def load_weights(gguf_file: GGUFFile, config: ModelConfig, ops: Ops) -> ModelWei
     if ld.is_float(embd):
         embedding = Embedding(values=ld.float_matrix(embd, c.n_vocab, c.n_embd))
     elif c.tied_embeddings:
-        embedding = Embedding(prepared=output)
-    elif ops.name == "reference":
-        # Untied quantised table: the compact int8 form gives the same rows (contract 6.3).
-        embedding = Embedding(integer=ld.integer_form(embd, c.n_vocab, c.n_embd))
+        embedding = Embedding(table=output)
     else:
-        embedding = Embedding(prepared=ld.matrix(embd, c.n_vocab, c.n_embd))
+        embedding = Embedding(table=ld.embedding_table(embd, c.n_vocab, c.n_embd))
     rope_freqs = None
     if c.rope.has_freq_factors:
         rope_freqs = ld.vector("rope_freqs.weight", c.rope.dimension_count // 2)
