@@ -20,6 +20,9 @@ never on which other queries share the call, so prefill, chunked prefill and dec
 This implementation also runs the invisible chunks inside a query tile's range; they are
 exact no-ops (alpha = 1, nothing added; or, before the first visible chunk, the state stays
 at zero), as PRECISION.md 7.4 shows.
+
+`paged_attention` runs a batch of sequences whose keys live in the blocks of a paged cache
+(7.6); it gathers each sequence's blocks and runs `attention` on them.
 """
 
 from __future__ import annotations
@@ -73,6 +76,81 @@ def attention(
             cap,
         )
     return out
+
+
+def paged_attention(
+    q: np.ndarray,
+    q_positions: np.ndarray,
+    query_starts: np.ndarray,
+    seq_lens: np.ndarray,
+    block_tables: np.ndarray,
+    k_int: np.ndarray,
+    k_scale: np.ndarray,
+    v_int: np.ndarray,
+    v_scale: np.ndarray,
+    window: int | None = None,
+    cap: float | None = None,
+) -> np.ndarray:
+    """Contract 7 for a batch of sequences whose keys live in a paged cache (7.6).
+
+    Sequence s owns queries query_starts[s]:query_starts[s+1] of q float32 [T, H, D] (at
+    q_positions int [T], each < seq_lens[s]) and the keys of positions 0..seq_lens[s]-1:
+    position p sits in block block_tables[s, p // B], slot p % B. Pools, B = block size:
+    k_int float64 [n_blocks, H_kv, B, D], k_scale [n_blocks, H_kv, B], v_int [n_blocks,
+    H_kv, B, Dv], v_scale [n_blocks, H_kv, B]. Returns float32 [T, H, Dv].
+
+    The paging is storage only: each sequence's blocks are gathered in table order into
+    the contiguous layout of `attention`, so a query's bits do not depend on which blocks
+    hold its keys, nor on the other sequences of the batch.
+    """
+    t, h, _ = q.shape
+    n_blocks, h_kv, size, dv = v_int.shape
+    q_positions = np.asarray(q_positions, dtype=np.int64)
+    query_starts = np.asarray(query_starts, dtype=np.int64)
+    seq_lens = np.asarray(seq_lens, dtype=np.int64)
+    block_tables = np.asarray(block_tables, dtype=np.int64)
+    n_seq = len(seq_lens)
+    if query_starts.shape != (n_seq + 1,) or query_starts[0] != 0 or query_starts[-1] != t:
+        raise ValueError(f"paged_attention: query_starts must run from 0 to {t}, one per sequence")
+    if np.any(np.diff(query_starts) < 0):
+        raise ValueError("paged_attention: query_starts must not decrease")
+    needed_per_seq = -(-seq_lens // size)
+    needed = needed_per_seq.max(initial=0)
+    if block_tables.ndim != 2 or len(block_tables) != n_seq:
+        raise ValueError("paged_attention: block_tables must be [n_seq, max_blocks]")
+    if needed > block_tables.shape[1]:
+        raise ValueError(
+            f"paged_attention: block_tables has {block_tables.shape[1]} columns; "
+            f"the longest sequence needs {int(needed)} blocks"
+        )
+    out = np.empty((t, h, dv), dtype=F32)
+    for s in range(n_seq):
+        a, b = query_starts[s], query_starts[s + 1]
+        if a == b:
+            continue
+        table = block_tables[s, : needed_per_seq[s]]
+        if table.min() < 0 or table.max() >= n_blocks:
+            raise ValueError(f"paged_attention: sequence {s} names a block outside the pool")
+        if q_positions[a:b].max() >= seq_lens[s]:
+            raise ValueError(f"paged_attention: sequence {s} has queries past its length")
+        out[a:b] = attention(
+            q[a:b],
+            q_positions[a:b],
+            _gather(k_int, table),
+            _gather(k_scale, table),
+            _gather(v_int, table),
+            _gather(v_scale, table),
+            window,
+            cap,
+        )
+    return out
+
+
+def _gather(pool: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Blocks `table` of pool [n_blocks, H_kv, B, ...] -> [H_kv, len(table) * B, ...]."""
+    blocks = pool[table]  # a copy: [nb, H_kv, B, ...]
+    nb, h_kv, size = blocks.shape[:3]
+    return blocks.swapaxes(0, 1).reshape(h_kv, nb * size, *blocks.shape[3:])
 
 
 def _tile(q_int, q_scale, pos, kv, window, cap) -> np.ndarray:
