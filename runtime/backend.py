@@ -11,9 +11,11 @@ activations are backend objects (`prepare_matrix`, `quantize_activations(...).va
 passed back to the same backend's ops. Every op of one backend gives the same bits as the
 other's (tests/kernels), so the graph's logits do not depend on the choice.
 
-The Triton adapter converts at each op boundary (zero-copy on the CPU; a device copy on a
-GPU). It exists so the one model graph runs on both backends; a GPU-resident graph would
-keep tensors on the device between ops.
+The Triton adapter converts activations at each op boundary (zero-copy on the CPU; a device
+copy on a GPU). It exists so the one model graph runs on both backends; a GPU-resident graph
+would keep activations on the device between ops. The paged KV cache already stays there:
+each backend allocates it in its own form (`new_kv_storage`, runtime.kv_storage) and its
+`paged_attention` reads it in place.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from gguf import GGMLQuantizationType
 from reference import activations, attention, embedding, matmul, quantize, rmsnorm, rope
 from reference.quants import FLOAT_TYPE_SIZES, IntegerWeights, dequantize, to_integer_form
 from runtime.errors import UnsupportedError
+from runtime.kv_storage import KVShape, ReferenceKVStorage, TritonKVStorage
 
 BACKEND_ENV = "EXACTSERVE_BACKEND"
 BACKENDS = ("reference", "triton")
@@ -52,8 +55,9 @@ class Ops(Protocol):
         self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray, layout: str
     ) -> np.ndarray: ...
     def block_float(self, v: np.ndarray) -> quantize.BlockFloat: ...
-    def attention(
-        self, q, q_positions, k_int, k_scale, v_int, v_scale, window=None, cap=None
+    def new_kv_storage(self, shape: KVShape, n_blocks: int) -> Any: ...
+    def paged_attention(
+        self, q, q_positions, query_starts, seq_lens, block_tables, *kv, window=None, cap=None
     ) -> np.ndarray: ...
     def gated(self, gate: np.ndarray, up: np.ndarray, activation: str) -> np.ndarray: ...
     def softcap(self, x: np.ndarray, cap: float) -> np.ndarray: ...
@@ -93,6 +97,9 @@ class ReferenceOps:
         """An untied quantised table stays in its compact int8 integer form."""
         return to_integer_form(raw, ggml_type, n_vocab, n_embd)
 
+    def new_kv_storage(self, shape: KVShape, n_blocks: int) -> ReferenceKVStorage:
+        return ReferenceKVStorage(shape, n_blocks)
+
     def embedding_rows(self, table, ids):
         if isinstance(table, IntegerWeights):
             return embedding.embedding_rows_integer(table, ids)
@@ -104,7 +111,7 @@ class ReferenceOps:
     rmsnorm = staticmethod(rmsnorm.rmsnorm)
     apply_rope = staticmethod(rope.apply_rope)
     block_float = staticmethod(quantize.block_float)
-    attention = staticmethod(attention.attention)
+    paged_attention = staticmethod(attention.paged_attention)
     gated = staticmethod(activations.gated)
     softcap = staticmethod(activations.softcap)
     scale_embeddings = staticmethod(embedding.scale_embeddings)
@@ -181,16 +188,22 @@ class TritonOps:
         scale = np.ldexp(1.0, self._out(bf.exponent).astype(np.int64))
         return quantize.BlockFloat(self._out(bf.integers).astype(np.float64), scale)
 
-    def attention(self, q, q_positions, k_int, k_scale, v_int, v_scale, window=None, cap=None):
-        from kernels.attention import attention as attention_kernel
+    def new_kv_storage(self, shape: KVShape, n_blocks: int) -> TritonKVStorage:
+        return TritonKVStorage(shape, n_blocks, self.device)
 
-        out = attention_kernel(
+    def paged_attention(
+        self, q, q_positions, query_starts, seq_lens, block_tables, *kv, window=None, cap=None
+    ):
+        """`kv`: the tensors of a `TritonKVStorage` layer, read where they are."""
+        from kernels.attention import paged_attention
+
+        out = paged_attention(
             self._in(q),
             self._in(q_positions, np.int64),
-            self._in(k_int, np.int32),
-            self._in(_exponents(k_scale), np.int32),
-            self._in(v_int, np.int32),
-            self._in(_exponents(v_scale), np.int32),
+            query_starts,
+            seq_lens,
+            self._in(block_tables, np.int32),
+            *kv,
             window=window,
             cap=cap,
         )
@@ -208,8 +221,3 @@ class TritonOps:
 
     def scale_embeddings(self, rows, scale):
         return embedding.scale_embeddings(rows, scale)  # one IEEE multiply, same on any backend
-
-
-def _exponents(scale: np.ndarray) -> np.ndarray:
-    """e for float64 powers of two 2^e (exact: frexp gives 0.5 * 2^(e+1))."""
-    return (np.frexp(np.asarray(scale, dtype=np.float64))[1] - 1).astype(np.int32)

@@ -1,11 +1,11 @@
-"""The model graph on the reference backend: weights, KV cache, forward pass.
+"""The model graph on either backend: weights, paged KV cache, forward pass.
 
 Interface (everything a caller needs):
 
     from runtime.model import load_model, SequenceInput
 
-    model = load_model("model.gguf")          # Model: config, converted weights
-    cache = model.new_cache()                  # SequenceCache: one sequence's keys/values
+    model = load_model("model.gguf")          # Model: config, converted weights, KV pool
+    cache = model.new_cache()                  # SequenceCache: one sequence's KV blocks
     logits = model.forward(cache, prompt_ids)  # float32 [n_vocab], logits of the last token
     logits = model.forward(cache, [next_id])   # decode: the cache grew by len(prompt_ids)
 
@@ -16,7 +16,12 @@ Interface (everything a caller needs):
     ])
 
     cache.truncate(n)   # drop positions >= n (rejected speculative tokens)
-    cache.copy(n)       # an independent cache with the first n positions (prefix reuse)
+    cache.copy(n)       # a cache sharing the first n positions' blocks (prefix reuse)
+    cache.release()     # hand its blocks back (also on garbage collection, `with cache:`)
+
+The KV cache is paged (runtime.model.cache): every cache of a model lives in the model's
+pool of fixed-size blocks (`Model(..., kv_block_size=16, kv_blocks=None)`; None grows the
+pool on demand, an int fixes it and a full pool raises `KVCacheFullError`).
 
 Every logit is bit-identical whatever else is in the batch, however the prompt was split
 into calls, and whether its keys were computed in this call or earlier (docs/PRECISION.md,
@@ -26,8 +31,8 @@ section 9). Errors in the model file raise `runtime.errors.GGUFError` /
 
 from __future__ import annotations
 
-from runtime.model.cache import SequenceCache
+from runtime.model.cache import KVCacheFullError, SequenceCache
 from runtime.model.graph import SequenceInput
 from runtime.model.model import Model, load_model
 
-__all__ = ["Model", "SequenceCache", "SequenceInput", "load_model"]
+__all__ = ["KVCacheFullError", "Model", "SequenceCache", "SequenceInput", "load_model"]

@@ -2,7 +2,8 @@
 
 Token-wise work (norms, matmuls, activations) runs on the rows of every sequence in the
 batch stacked together; it is batch invariant because each contract op computes a row from
-that row alone. Attention runs per sequence against its own cache. Order per layer
+that row alone. Attention runs once per layer for the whole batch over the paged KV cache
+(runtime.model.cache): each query reads only its own sequence's blocks. Order per layer
 (llama.cpp's graphs, src/models/<arch>.cpp):
 
     h = rmsnorm(x, attn_norm)
@@ -28,7 +29,7 @@ import numpy as np
 from reference.fp import F32
 from runtime.backend import Ops
 from runtime.config import ModelConfig
-from runtime.model.cache import SequenceCache
+from runtime.model.cache import KVPool, SequenceCache
 from runtime.model.rope_tables import RopeTable
 from runtime.model.weights import LayerWeights, ModelWeights
 
@@ -47,11 +48,14 @@ class SequenceInput:
 
 @dataclass(frozen=True)
 class _Slices:
-    """Where each sequence's rows sit in the stacked batch."""
+    """Where each sequence's rows sit in the stacked batch, and where its keys go."""
 
-    starts: tuple[int, ...]
+    starts: tuple[int, ...]  # also `query_starts` of paged attention, with stops[-1]
     stops: tuple[int, ...]
     positions: np.ndarray  # int64 [n_rows]: absolute positions
+    slots: np.ndarray  # int64 [n_rows]: KV pool slot of each row's key and value
+    seq_lens: np.ndarray  # int64 [n_seq]: positions in each cache once this call's are added
+    block_tables: np.ndarray  # int32 [n_seq, max_blocks], zero-padded
 
 
 def forward(
@@ -60,29 +64,25 @@ def forward(
     tables: tuple[RopeTable, RopeTable],
     batch: Sequence[SequenceInput],
     ops: Ops,
+    pool: KVPool,
     executor: Executor | None = None,
 ) -> list[np.ndarray]:
     """Run the new tokens of every sequence; append their keys/values to the caches.
 
     Returns, per sequence, float32 logits [n, n_vocab] with n = 1, len(tokens) or 0.
-    `ops` is the backend that prepared `weights` (runtime.backend); `executor` runs the
-    reference's matmul tiles concurrently (no effect on the bits).
+    `ops` is the backend that prepared `weights` (runtime.backend) and `pool` the KV pool
+    (made by the same backend) every cache must live in; `executor` runs the reference's
+    matmul tiles concurrently (no effect on the bits).
     """
-    _check_batch(config, batch)
+    _check_batch(config, batch, pool)
     tokens = np.concatenate([np.asarray(b.tokens, dtype=np.int64) for b in batch])
-    sizes = [len(b.tokens) for b in batch]
-    stops = tuple(int(s) for s in np.cumsum(sizes))
-    starts = tuple(s - n for s, n in zip(stops, sizes, strict=True))
-    positions = np.concatenate(
-        [b.cache.length + np.arange(n, dtype=np.int64) for b, n in zip(batch, sizes, strict=True)]
-    )
-    slices = _Slices(starts, stops, positions)
-    for b, n in zip(batch, sizes, strict=True):
-        b.cache.reserve(n)
+    slices = _plan(batch)
+    starts, stops = slices.starts, slices.stops
+    storage = pool.storage
 
     x = ops.scale_embeddings(weights.embedding.rows(tokens, ops), config.embedding_scale)
     for index, layer in enumerate(weights.layers):
-        x = _layer(config, index, layer, tables, batch, slices, x, ops, executor)
+        x = _layer(config, index, layer, tables, storage, slices, x, ops, executor)
 
     rows = np.concatenate(
         [_logit_rows(b, s, e) for b, s, e in zip(batch, starts, stops, strict=True)]
@@ -105,7 +105,29 @@ def forward(
     return out
 
 
-def _layer(config, index, layer: LayerWeights, tables, batch, slices, x, ops, ex) -> np.ndarray:
+def _plan(batch: Sequence[SequenceInput]) -> _Slices:
+    """Reserve every cache's blocks for its new tokens; lay out the batch's rows."""
+    sizes = [len(b.tokens) for b in batch]
+    stops = tuple(int(s) for s in np.cumsum(sizes))
+    starts = tuple(s - n for s, n in zip(stops, sizes, strict=True))
+    for b, n in zip(batch, sizes, strict=True):
+        b.cache.reserve(n)
+    tables = [b.cache.block_table for b in batch]
+    block_tables = np.zeros((len(batch), max(len(t) for t in tables)), dtype=np.int32)
+    for row, table in zip(block_tables, tables, strict=True):
+        row[: len(table)] = table
+    caches = [(b.cache, n) for b, n in zip(batch, sizes, strict=True)]
+    return _Slices(
+        starts,
+        stops,
+        np.concatenate([c.length + np.arange(n, dtype=np.int64) for c, n in caches]),
+        np.concatenate([c.slots(c.length, n) for c, n in caches]),
+        np.array([c.length + n for c, n in caches], dtype=np.int64),
+        block_tables,
+    )
+
+
+def _layer(config, index, layer: LayerWeights, tables, storage, slices, x, ops, ex) -> np.ndarray:
     c = config
     n_rows = x.shape[0]
     h = ops.quantize_activations(ops.rmsnorm(x, layer.attn_norm, c.norm_eps)).values
@@ -122,17 +144,17 @@ def _layer(config, index, layer: LayerWeights, tables, batch, slices, x, ops, ex
     k = ops.apply_rope(k, cos, sin, layout)
     k_bf, v_bf = ops.block_float(k), ops.block_float(v)
 
-    window = c.sliding_window if is_local else None
-    attn = np.empty((n_rows, c.n_heads, c.head_dim_v), dtype=F32)
-    for b, start, stop in zip(batch, slices.starts, slices.stops, strict=True):
-        b.cache.write(index, b.cache.length, _rows(k_bf, start, stop), _rows(v_bf, start, stop))
-        attn[start:stop] = ops.attention(
-            q[start:stop],
-            slices.positions[start:stop],
-            *b.cache.view(index),
-            window=window,
-            cap=c.attn_logit_softcap,
-        )
+    storage.write(index, slices.slots, k_bf, v_bf)
+    attn = ops.paged_attention(
+        q,
+        slices.positions,
+        (*slices.starts, slices.stops[-1]),
+        slices.seq_lens,
+        slices.block_tables,
+        *storage.layer(index),
+        window=c.sliding_window if is_local else None,
+        cap=c.attn_logit_softcap,
+    )
     o = ops.matmul(attn.reshape(n_rows, c.n_heads * c.head_dim_v), layer.wo, executor=ex)
     if layer.post_attn_norm is not None:
         o = ops.rmsnorm(o, layer.post_attn_norm, c.norm_eps)
@@ -147,10 +169,6 @@ def _layer(config, index, layer: LayerWeights, tables, batch, slices, x, ops, ex
     return x + d
 
 
-def _rows(bf, start: int, stop: int):
-    return type(bf)(bf.integers[start:stop], bf.scale[start:stop])
-
-
 def _logit_rows(item: SequenceInput, start: int, stop: int) -> np.ndarray:
     if item.logits == "all":
         return np.arange(start, stop)
@@ -159,11 +177,16 @@ def _logit_rows(item: SequenceInput, start: int, stop: int) -> np.ndarray:
     return np.arange(0)
 
 
-def _check_batch(config: ModelConfig, batch: Sequence[SequenceInput]) -> None:
+def _check_batch(config: ModelConfig, batch: Sequence[SequenceInput], pool: KVPool) -> None:
     if not batch:
         raise ValueError("forward: the batch is empty")
     seen = set()
     for item in batch:
+        if item.cache.pool is not pool:
+            raise ValueError(
+                "forward: a sequence cache belongs to another model; make it with this "
+                "model's new_cache()"
+            )
         if id(item.cache) in seen:
             raise ValueError("forward: a sequence cache appears twice in one batch")
         seen.add(id(item.cache))

@@ -11,7 +11,8 @@ from reference.fp import assert_gradual_underflow
 from runtime.backend import Ops, ReferenceOps, select_ops
 from runtime.config import ModelConfig, from_gguf, validate_tensors
 from runtime.gguf_file import open_gguf
-from runtime.model.cache import SequenceCache
+from runtime.kv_storage import KVShape
+from runtime.model.cache import DEFAULT_BLOCK_SIZE, INITIAL_BLOCKS, KVPool, SequenceCache
 from runtime.model.graph import SequenceInput, forward
 from runtime.model.rope_tables import build_tables
 from runtime.model.threads import make_executor
@@ -21,8 +22,9 @@ from runtime.model.weights import ModelWeights, load_weights
 class Model:
     """Configuration, converted weights and RoPE tables of one model.
 
-    Stateless between calls except for the RoPE tables, which only grow (rows never change);
-    all per-sequence state lives in the `SequenceCache`s passed in.
+    Owns the paged KV pool its `new_cache()` sequences share (made on first use) and the
+    RoPE tables, which only grow (rows never change); all per-sequence state lives in the
+    `SequenceCache`s passed in.
     """
 
     def __init__(
@@ -31,10 +33,18 @@ class Model:
         weights: ModelWeights,
         threads: int = 1,
         ops: Ops | None = None,
+        kv_block_size: int = DEFAULT_BLOCK_SIZE,
+        kv_blocks: int | None = None,
     ) -> None:
         """`threads`: CPU threads for the reference's matmul tiles (BLAS itself is set to
         one thread, see runtime.model.threads); results are bit-identical for every value.
-        `ops`: the backend that prepared `weights` (default: the reference)."""
+        `ops`: the backend that prepared `weights` (default: the reference).
+        `kv_block_size`: positions per KV cache block; `kv_blocks`: a fixed number of blocks
+        allocated up front (None: start small and grow on demand). Neither changes a bit."""
+        if kv_block_size < 1 or (kv_blocks is not None and kv_blocks < 1):
+            raise ValueError(
+                f"kv_block_size ({kv_block_size}) and kv_blocks ({kv_blocks}) must be positive"
+            )
         assert_gradual_underflow()
         self.config = config
         self.weights = weights
@@ -42,6 +52,8 @@ class Model:
         self.threads = threads
         self._tables = build_tables(config, weights.rope_freqs)
         self._executor = make_executor(threads)
+        self.kv_block_size, self.kv_blocks = kv_block_size, kv_blocks
+        self._kv_pool: KVPool | None = None
 
     @classmethod
     def load(
@@ -66,13 +78,27 @@ class Model:
     def context_length(self) -> int:
         return self.config.context_length
 
+    @property
+    def kv_pool(self) -> KVPool:
+        """The blocks every cache of this model lives in (allocated on first use)."""
+        if self._kv_pool is None:
+            c = self.config
+            shape = KVShape(c.n_layers, c.n_kv_heads, c.head_dim, c.head_dim_v, self.kv_block_size)
+            n_blocks = INITIAL_BLOCKS if self.kv_blocks is None else self.kv_blocks
+            storage = self.ops.new_kv_storage(shape, n_blocks)
+            self._kv_pool = KVPool(storage, max_blocks=self.kv_blocks)
+        return self._kv_pool
+
     def new_cache(self) -> SequenceCache:
-        c = self.config
-        return SequenceCache(c.n_layers, c.n_kv_heads, c.head_dim, c.head_dim_v)
+        """An empty sequence in this model's KV pool (its blocks return when it is released
+        or garbage collected)."""
+        return self.kv_pool.new_sequence()
 
     def forward_batch(self, batch: Sequence[SequenceInput]) -> list[np.ndarray]:
         """Run every sequence's new tokens in one pass; see `runtime.model.graph.forward`."""
-        return forward(self.config, self.weights, self._tables, batch, self.ops, self._executor)
+        return forward(
+            self.config, self.weights, self._tables, batch, self.ops, self.kv_pool, self._executor
+        )
 
     def forward(self, cache: SequenceCache, tokens: Sequence[int]) -> np.ndarray:
         """Append `tokens` to `cache`; return the float32 logits [n_vocab] of the last one."""

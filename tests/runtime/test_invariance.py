@@ -98,6 +98,56 @@ def test_prefix_from_a_copied_cache_and_truncation(models):
     assert np.array_equal(bits(model.logits_all(cache, tokens[110:150])), whole[110:])
 
 
+def test_kv_block_size_and_placement_do_not_change_bits(models):
+    """The paged cache is storage only (contract 7.6): blocks of 1, 48 or 64 positions, and
+    a pool fragmented by a neighbour that grows in step and by released sequences, give the
+    logits of the default layout."""
+    from runtime.model import Model
+
+    base = models["gemma3-Q5_0"]  # sliding-window layers: the window's start moves per block
+    tokens = prompt(base, 4, 150)
+    whole = bits(base.logits_all(base.new_cache(), tokens))
+    for block_size in (1, 48, 64):
+        model = Model(base.config, base.weights, kv_block_size=block_size)
+        assert first_difference(model, tokens, whole, 7) is None, f"blocks of {block_size}"
+
+    model = Model(base.config, base.weights, kv_block_size=8)
+    spare = [model.new_cache() for _ in range(3)]
+    for i, cache in enumerate(spare):
+        model.forward(cache, tokens[: 9 + i])
+    spare[1].release()  # a hole in the pool
+    mine, theirs = model.new_cache(), model.new_cache()
+    got = []
+    for start in range(0, 150, 5):  # interleaved: the two sequences' blocks alternate
+        if start == 100:
+            spare[0].release()  # later blocks come from the start of the pool
+        out = model.forward_batch(
+            [SequenceInput(theirs, tokens[start : start + 5][::-1]),
+             SequenceInput(mine, tokens[start : start + 5], "all")]
+        )  # fmt: skip
+        got.append(out[1])
+    assert np.any(np.diff(mine.block_table) < 0)  # really scattered
+    assert np.array_equal(bits(np.concatenate(got)), whole)
+
+
+def test_a_full_fixed_pool_fails_cleanly(models):
+    from runtime.model import Model
+    from runtime.model.cache import KVCacheFullError
+
+    base = models["qwen2-Q8_0"]
+    model = Model(base.config, base.weights, kv_block_size=16, kv_blocks=4)
+    a, b = model.new_cache(), model.new_cache()
+    model.forward(a, prompt(model, 5, 40))  # 3 blocks
+    with pytest.raises(KVCacheFullError, match="the KV cache is full"):
+        model.forward(b, prompt(model, 6, 20))  # 2 more blocks: only 1 left
+    assert b.length == 0 and a.length == 40
+    a.release()
+    tokens = prompt(model, 6, 20)
+    assert np.array_equal(
+        bits(model.forward(b, tokens)), bits(base.forward(base.new_cache(), tokens))
+    )
+
+
 def _batch_dependent_group_loop(original):
     """The contract's group loop for one-row calls; for more rows, each group's scale multiply
     is fused into the accumulation, as an FMA would do it (one rounding instead of two)."""

@@ -226,6 +226,11 @@ def test_batch_errors(qwen3):
         qwen3.forward(cache, [])
     with pytest.raises(ValueError, match="exceed the model's context length 512"):
         qwen3.forward(cache, [1] * 513)
+    from runtime.model import Model
+
+    other = Model(qwen3.config, qwen3.weights)
+    with pytest.raises(ValueError, match="belongs to another model; make it with this model's"):
+        other.forward(cache, [1])
     assert cache.length == 0  # failed calls leave the cache untouched
 
 

@@ -1,0 +1,137 @@
+"""Key/value storage of the paged cache, in the form each backend's attention reads.
+
+Both backends lay every layer out as blocks of positions (runtime.model.cache):
+
+    k_int [n_blocks, H_kv, block_size, D]    v_int [n_blocks, H_kv, block_size, Dv]
+    k_*   [n_blocks, H_kv, block_size]       v_*   [n_blocks, H_kv, block_size]
+
+as the block floats of contract 3.2. The reference keeps integers and scales in float64
+NumPy arrays (`reference.attention.paged_attention`); the Triton backend keeps int32
+integers and int32 exponents in torch tensors on its device (`kernels.attention`), so the
+cache never crosses between host and device. A slot never written holds zeros; a released
+one keeps finite stale values, which attention never reads as visible (contract 7.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from reference.quantize import BlockFloat
+
+
+@dataclass(frozen=True)
+class KVShape:
+    """What one block holds: every layer's keys and values for `block_size` positions."""
+
+    n_layers: int
+    n_kv_heads: int
+    head_dim: int
+    head_dim_v: int
+    block_size: int
+
+
+class _BlockStorage:
+    """Four arrays per layer, blocks first; subclasses say how they are made and written."""
+
+    def __init__(self, shape: KVShape, n_blocks: int) -> None:
+        self.shape, self.block_size, self.n_blocks = shape, shape.block_size, 0
+        self._layers: list[list[Any]] = [[] for _ in range(shape.n_layers)]
+        self.grow(n_blocks)
+
+    def _new(self, n_blocks: int) -> list[Any]:
+        raise NotImplementedError
+
+    def grow(self, n_blocks: int) -> None:
+        """Room for `n_blocks` blocks; blocks already held keep their contents and ids."""
+        for index, old in enumerate(self._layers):
+            arrays = self._new(n_blocks)
+            for new, a in zip(arrays, old, strict=False):
+                new[: self.n_blocks] = a
+            self._layers[index] = arrays
+        self.n_blocks = n_blocks
+
+    @property
+    def bytes_per_block(self) -> int:
+        return sum(a[0].nbytes for layer in self._layers for a in layer)
+
+    def copy_blocks(self, src: list[int], dst: list[int]) -> None:
+        for arrays in self._layers:
+            for a in arrays:
+                a[dst] = a[src]
+
+    def layer(self, layer: int) -> tuple[Any, Any, Any, Any]:
+        """(k integers, k scales or exponents, v integers, v scales or exponents) of every
+        block: the arrays themselves, for attention to read in place."""
+        k_int, k_e, v_int, v_e = self._layers[layer]
+        return k_int, k_e, v_int, v_e
+
+
+class ReferenceKVStorage(_BlockStorage):
+    """float64 integers and float64 power-of-two scales (reference.quantize.BlockFloat)."""
+
+    def _new(self, n_blocks: int) -> list[np.ndarray]:
+        s = self.shape
+        h, b = s.n_kv_heads, s.block_size
+        return [
+            np.zeros((n_blocks, h, b, s.head_dim)),
+            np.ones((n_blocks, h, b)),
+            np.zeros((n_blocks, h, b, s.head_dim_v)),
+            np.ones((n_blocks, h, b)),
+        ]
+
+    def write(self, layer: int, slots: np.ndarray, k: BlockFloat, v: BlockFloat) -> None:
+        """Store rows [n, H_kv, D] / scales [n, H_kv] of `k`, `v` at pool slots [n]."""
+        blocks, offsets = np.divmod(np.asarray(slots, dtype=np.int64), self.block_size)
+        k_int, k_scale, v_int, v_scale = self._layers[layer]
+        k_int[blocks, :, offsets] = k.integers
+        k_scale[blocks, :, offsets] = k.scale
+        v_int[blocks, :, offsets] = v.integers
+        v_scale[blocks, :, offsets] = v.scale
+
+
+class TritonKVStorage(_BlockStorage):
+    """int32 integers and int32 exponents (kernels.quantize.BlockFloat) on `device`."""
+
+    def __init__(self, shape: KVShape, n_blocks: int, device: Any) -> None:
+        self.device = device
+        super().__init__(shape, n_blocks)
+
+    def _new(self, n_blocks: int) -> list[Any]:
+        import torch
+
+        s = self.shape
+        h, b = s.n_kv_heads, s.block_size
+
+        def zeros(*dims: int):
+            return torch.zeros(dims, dtype=torch.int32, device=self.device)
+
+        return [
+            zeros(n_blocks, h, b, s.head_dim),
+            zeros(n_blocks, h, b),
+            zeros(n_blocks, h, b, s.head_dim_v),
+            zeros(n_blocks, h, b),
+        ]
+
+    def write(self, layer: int, slots: np.ndarray, k: BlockFloat, v: BlockFloat) -> None:
+        """Store `k`, `v` (reference block floats: exact integers, power-of-two scales)."""
+        import torch
+
+        blocks, offsets = np.divmod(np.asarray(slots, dtype=np.int64), self.block_size)
+        at = (torch.from_numpy(blocks).to(self.device), slice(None))
+        at = (*at, torch.from_numpy(offsets).to(self.device))
+        k_int, k_exp, v_int, v_exp = self._layers[layer]
+        for target, values in (
+            (k_int, k.integers),
+            (k_exp, exponents(k.scale)),
+            (v_int, v.integers),
+            (v_exp, exponents(v.scale)),
+        ):
+            target[at] = torch.from_numpy(np.asarray(values, dtype=np.int32)).to(self.device)
+
+
+def exponents(scale: np.ndarray) -> np.ndarray:
+    """e for float64 powers of two 2^e (exact: frexp gives 0.5 * 2^(e+1))."""
+    return (np.frexp(np.asarray(scale, dtype=np.float64))[1] - 1).astype(np.int32)
