@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -29,7 +30,9 @@ class CausalLM(Protocol):
     @property
     def context_length(self) -> int: ...
 
-    def new_cache(self) -> object: ...
+    def new_cache(self) -> AbstractContextManager[Any]:
+        """A fresh cache; leaving its `with` block releases it."""
+        ...
 
     def forward(self, cache: object, tokens: Sequence[int]) -> np.ndarray:
         """Appends `tokens` to `cache`; returns the float32 logits of the last one."""
@@ -125,7 +128,8 @@ class StopMatcher:
 
 
 class Generation:
-    """One request's generation; iterate it for text. Owns its KV cache, reads the model."""
+    """One request's generation; iterate it for text. Owns its KV cache (released when the
+    iteration ends, or is abandoned and closed), reads the model."""
 
     def __init__(
         self,
@@ -148,13 +152,17 @@ class Generation:
         self.stats = GenerationStats(num_prompt_tokens=len(self.prompt))
 
     def __iter__(self) -> Iterator[TextDelta]:
-        config, eog = self.config, frozenset(self.tokenizer.eog_ids)
+        config = self.config
         decoder = self.tokenizer.stream_decoder()
         stops = StopMatcher(config.stop)
         if config.max_tokens == 0:
             self.finish_reason = "length"
             return
-        cache = self.model.new_cache()
+        with self.model.new_cache() as cache:
+            yield from self._run(cache, decoder, stops)
+
+    def _run(self, cache: Any, decoder: StreamDecoder, stops: StopMatcher) -> Iterator[TextDelta]:
+        config, eog = self.config, frozenset(self.tokenizer.eog_ids)
         started = time.perf_counter()
         logits = self.model.forward(cache, self.prompt)
         self.stats.prefill_seconds = time.perf_counter() - started

@@ -15,6 +15,18 @@ EOG = 0
 GREEDY = SamplingParams(temperature=0.0)
 
 
+class Cache(list):
+    """Token ids; records its release."""
+
+    is_released = False
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.is_released = True
+
+
 class CountingModel:
     """Greedy continuation of a prompt ending in t is t+1, t+2, ... (mod VOCAB, skipping
     EOG unless `eog_after` tokens have been generated). Records every forward call."""
@@ -23,11 +35,14 @@ class CountingModel:
         self.context_length = context_length
         self.eog_after = eog_after
         self.calls: list[list[int]] = []
+        self.caches: list[Cache] = []
 
-    def new_cache(self) -> list[int]:
-        return []
+    def new_cache(self) -> Cache:
+        cache = Cache()
+        self.caches.append(cache)
+        return cache
 
-    def forward(self, cache: list[int], tokens: Sequence[int]) -> np.ndarray:
+    def forward(self, cache: Cache, tokens: Sequence[int]) -> np.ndarray:
         self.calls.append(list(tokens))
         cache.extend(tokens)
         logits = np.zeros(VOCAB, dtype=np.float32)
@@ -81,6 +96,18 @@ def test_greedy_prefills_once_then_decodes_one_token_per_call() -> None:
     # the prompt in one call, then each generated token but the last
     assert model.calls == [[3, 4], [5], [6], [7], [8]]
     assert gen.stats.num_prompt_tokens == 2 and gen.stats.num_generated == 5
+
+
+def test_the_cache_is_released_when_generation_ends_or_is_abandoned() -> None:
+    model = CountingModel()
+    run(model, [3, 4], max_tokens=3, sampling=GREEDY)
+    assert [c.is_released for c in model.caches] == [True]
+    gen = Generation(model, LetterTokenizer(), [3], GenerationConfig(max_tokens=50))
+    stream = iter(gen)
+    next(stream)
+    assert not model.caches[1].is_released  # in use while the caller reads
+    stream.close()  # the caller stops reading (a client disconnects)
+    assert model.caches[1].is_released and model.calls[3:] == [[3]]  # nothing after close
 
 
 def test_end_of_generation_stops_and_is_not_printed() -> None:
