@@ -36,7 +36,7 @@ from gguf import GGMLQuantizationType as T
 
 import kernels  # first: sets TRITON_INTERPRET=1 without CUDA, before any kernel is defined
 from kernels.activations import gated, unary
-from kernels.attention import attention
+from kernels.attention import paged_attention
 from kernels.embedding import embedding_rows
 from kernels.logits import argmax
 from kernels.matmul import matmul, matmul_quantized
@@ -45,7 +45,7 @@ from kernels.quants import FP16_FIELDS, WeightMatrix, weight_matrix
 from kernels.rmsnorm import rmsnorm
 from kernels.rope import apply_rope
 from reference import activations as ref_act
-from reference.attention import attention as ref_attention
+from reference.attention import paged_attention as ref_paged_attention
 from reference.matmul import matmul as ref_matmul
 from reference.matmul import prepare_integer
 from reference.quantize import block_float as ref_block_float
@@ -54,6 +54,7 @@ from reference.rmsnorm import rmsnorm as ref_rmsnorm
 from reference.rope import rope_frequencies, rope_table
 
 ROOT = Path(__file__).resolve().parents[1]
+KV_BLOCK = 16  # positions per KV cache block, the engine's default
 
 
 @dataclass(frozen=True)
@@ -169,26 +170,44 @@ def conformance(shape: Shape, device: torch.device) -> list[tuple[str, bool]]:
         expected = getattr(ref_act, name)(sweep)
         ok = bits_equal(unary(torch.from_numpy(sweep).to(device), name), expected)
         results.append((f"{name} on {sweep.size} values", ok))
-    t, h_kv, d = min(130, 2 * shape.prefill_tokens + 3), shape.n_kv_heads, shape.head_dim
-    q = rng.standard_normal((t, shape.n_heads, d)).astype(np.float32) * np.float32(0.2)
-    keys = rng.standard_normal((t, h_kv, d)).astype(np.float32)
-    values = rng.standard_normal((t, h_kv, d)).astype(np.float32)
-    kb, vb = ref_block_float(keys), ref_block_float(values)
-    cache = (kb.integers.transpose(1, 0, 2), kb.scale.T, vb.integers.transpose(1, 0, 2), vb.scale.T)
-    expected = ref_attention(q, np.arange(t), *cache)
-    kt, vt = (
-        block_float(torch.from_numpy(keys).to(device)),
-        block_float(torch.from_numpy(values).to(device)),
-    )
-    actual = attention(
-        torch.from_numpy(q).to(device), torch.arange(t, device=device),
-        kt.integers.permute(1, 0, 2).contiguous(), kt.exponent.T.contiguous(),
-        vt.integers.permute(1, 0, 2).contiguous(), vt.exponent.T.contiguous(),
-    )  # fmt: skip
-    results.append(
-        (f"attention prefill T={t} H={shape.n_heads}/{h_kv} D={d}", bits_equal(actual, expected))
-    )
+    results.append(paged_conformance(shape, device, rng))
     return results
+
+
+def paged_conformance(shape: Shape, device: torch.device, rng) -> tuple[str, bool]:
+    """One paged-attention launch over a batch (a prefill, a decode step, a 3-token
+    verification) whose keys sit in shuffled blocks of 16, against the reference."""
+    h, h_kv, d = shape.n_heads, shape.n_kv_heads, shape.head_dim
+    t = min(130, 2 * shape.prefill_tokens + 3)
+    lengths = [t, t + 70, 67]
+    positions = [np.arange(t), np.array([t + 69]), np.array([64, 65, 66])]
+    per_seq = [-(-n // KV_BLOCK) for n in lengths]
+    order = rng.permutation(sum(per_seq))
+    tables = np.zeros((3, max(per_seq)), dtype=np.int32)
+    for s, start in enumerate(np.cumsum([0, *per_seq[:-1]])):
+        tables[s, : per_seq[s]] = order[start : start + per_seq[s]]
+    pool = (len(order) * KV_BLOCK, h_kv, d)
+    kb = ref_block_float(rng.standard_normal(pool).astype(np.float32))
+    vb = ref_block_float(rng.standard_normal(pool).astype(np.float32))
+
+    def blocks(a: np.ndarray) -> np.ndarray:  # [n * B, H_kv, ...] -> [n, H_kv, B, ...]
+        return a.reshape(len(order), KV_BLOCK, *a.shape[1:]).swapaxes(1, 2).copy()
+
+    ref_pools = [blocks(kb.integers), blocks(kb.scale), blocks(vb.integers), blocks(vb.scale)]
+    our_pools = [torch.from_numpy(blocks(a)).to(device) for a in (
+        kb.integers.astype(np.int32), np.frexp(kb.scale)[1].astype(np.int32) - 1,
+        vb.integers.astype(np.int32), np.frexp(vb.scale)[1].astype(np.int32) - 1,
+    )]  # fmt: skip
+    q = rng.standard_normal((t + 4, h, d)).astype(np.float32) * np.float32(0.2)
+    pos = np.concatenate(positions)
+    starts = [0, t, t + 1, t + 4]
+    expected = ref_paged_attention(q, pos, starts, lengths, tables, *ref_pools)
+    actual = paged_attention(
+        torch.from_numpy(q).to(device), torch.from_numpy(pos).to(device), starts, lengths,
+        torch.from_numpy(tables).to(device), *our_pools,
+    )  # fmt: skip
+    name = f"paged attention, 3 sequences, T={t + 4} H={h}/{h_kv} D={d} blocks of {KV_BLOCK}"
+    return name, bits_equal(actual, expected)
 
 
 def run_pytest() -> bool:
@@ -274,39 +293,53 @@ def kernel_rows(shape: Shape, device: torch.device, timer: Timer, peaks) -> list
 
 
 def attention_rows(shape: Shape, device: torch.device, timer: Timer, bandwidth: float) -> list[Row]:
-    """Prefill attention over T tokens (causal) and one decode query at the end of a long
-    cache; K/V as the cache holds them (int32 block floats)."""
+    """Paged attention (blocks of KV_BLOCK positions, K/V as the cache holds them: int32
+    block floats): a causal prefill of T tokens, and decode steps of a batch of sequences
+    at the end of long caches, one launch each."""
     s, rows = shape, []
     length = 4096 if s is LLAMA3_8B else 80
-    k = torch.randint(-(2**21), 2**21, (s.n_kv_heads, length, s.head_dim), device=device)
-    k = k.to(torch.int32)
-    e = torch.full((s.n_kv_heads, length), -20, dtype=torch.int32, device=device)
+    n_seq = 8 if s is LLAMA3_8B else 2
+    per_seq = -(-length // KV_BLOCK)
+    pool = (n_seq * per_seq, s.n_kv_heads, KV_BLOCK)
+    k = torch.randint(-(2**21), 2**21, (*pool, s.head_dim), device=device).to(torch.int32)
+    e = torch.full(pool, -20, dtype=torch.int32, device=device)
+    tables = torch.randperm(pool[0], device=device).to(torch.int32).view(n_seq, per_seq)
     t = s.prefill_tokens
     q = torch.randn((t, s.n_heads, s.head_dim), device=device)
     positions = torch.arange(t, device=device)
-    seconds = timer.seconds(lambda: attention(q, positions, k, e, k, e))
+    seconds = timer.seconds(
+        lambda: paged_attention(q, positions, [0, t], [t], tables[:1], k, e, k, e)
+    )
     flops = 2 * 2 * (t * (t + 1) // 2) * s.n_heads * s.head_dim  # Q.K and P.V, causal
     name = f"attention prefill T={t} H={s.n_heads}/{s.n_kv_heads} D={s.head_dim}"
     rows.append(Row("kernel", name, 1e3 * seconds, f"{flops / seconds / 1e12:.2f} TFLOP/s f64", ""))
-    q1, last = q[:1], torch.tensor([length - 1], device=device)
-    seconds = timer.seconds(lambda: attention(q1, last, k, e, k, e))
-    rate = 2 * k.numel() * 4 / seconds
-    name = f"attention decode L={length} H={s.n_heads}/{s.n_kv_heads} D={s.head_dim}"
-    rows.append(
-        Row(
-            "kernel",
-            name,
-            1e3 * seconds,
-            f"{rate / 1e9:.1f} GB/s",
-            f"{100 * rate / bandwidth:.0f}% copy",
+    for batch in sorted({1, n_seq}):
+        q1 = q[:batch]
+        last = torch.full((batch,), length - 1, device=device)
+        starts, lens = list(range(batch + 1)), [length] * batch
+        seconds = timer.seconds(
+            lambda q1=q1, last=last, b=batch, st=starts, ln=lens: paged_attention(
+                q1, last, st, ln, tables[:b], k, e, k, e
+            )
         )
-    )
+        rate = batch * 2 * per_seq * (k[0].numel() + e[0].numel()) * 4 / seconds
+        name = f"attention decode {batch} x L={length} H={s.n_heads}/{s.n_kv_heads} D={s.head_dim}"
+        rows.append(
+            Row(
+                "kernel",
+                name,
+                1e3 * seconds,
+                f"{rate / 1e9:.1f} GB/s",
+                f"{100 * rate / bandwidth:.0f}% copy",
+            )
+        )
     return rows
 
 
 class BenchModel:
     """A llama-shaped model of random weights, run with the kernels on device tensors (the
-    benchmark's own minimal graph: no sampling, one sequence, a device KV cache)."""
+    benchmark's own minimal graph: no sampling, one sequence, a paged device KV cache whose
+    blocks are laid out in shuffled order)."""
 
     def __init__(self, shape: Shape, qtype: T, device: torch.device) -> None:
         s = shape
@@ -330,11 +363,13 @@ class BenchModel:
         context = s.prefill_tokens + s.decode_tokens
         cos, sin = rope_table(np.arange(context), rope_frequencies(s.head_dim, 500000.0))
         self.cos, self.sin = torch.from_numpy(cos).to(device), torch.from_numpy(sin).to(device)
-        cache_shape = (s.n_layers, s.n_kv_heads, context, s.head_dim)
+        n_blocks = -(-context // KV_BLOCK)
+        cache_shape = (s.n_layers, n_blocks, s.n_kv_heads, KV_BLOCK, s.head_dim)
         self.k = torch.zeros(cache_shape, dtype=torch.int32, device=device)
         self.v = torch.zeros_like(self.k)
-        self.k_exp = torch.zeros(cache_shape[:3], dtype=torch.int32, device=device)
+        self.k_exp = torch.zeros(cache_shape[:4], dtype=torch.int32, device=device)
         self.v_exp = torch.zeros_like(self.k_exp)
+        self.table = torch.randperm(n_blocks, device=device).to(torch.int32)
         self.scale = float(np.float32(1) / np.sqrt(np.float32(s.head_dim), dtype=np.float32))
 
     @property
@@ -355,12 +390,13 @@ class BenchModel:
             v = matmul_quantized(a, w["wv"]).view(t, s.n_kv_heads, s.head_dim)
             q = apply_rope(q, cos, sin, "normal") * self.scale
             kb, vb = block_float(apply_rope(k, cos, sin, "normal")), block_float(v)
-            stop = start + t
-            self.k[i, :, start:stop] = kb.integers.permute(1, 0, 2)
-            self.v[i, :, start:stop] = vb.integers.permute(1, 0, 2)
-            self.k_exp[i, :, start:stop] = kb.exponent.T
-            self.v_exp[i, :, start:stop] = vb.exponent.T
-            o = attention(q, positions, self.k[i], self.k_exp[i], self.v[i], self.v_exp[i])
+            blocks, slots = self.table[positions // KV_BLOCK], positions % KV_BLOCK
+            self.k[i, blocks, :, slots] = kb.integers
+            self.v[i, blocks, :, slots] = vb.integers
+            self.k_exp[i, blocks, :, slots] = kb.exponent
+            self.v_exp[i, blocks, :, slots] = vb.exponent
+            kv = (self.k[i], self.k_exp[i], self.v[i], self.v_exp[i])
+            o = paged_attention(q, positions, [0, t], [start + t], self.table[None], *kv)
             x = x + matmul(o.reshape(t, -1), w["wo"])
             a = quantize_activations(rmsnorm(x, self.norm, 1e-5))
             f = gated(matmul_quantized(a, w["wg"]), matmul_quantized(a, w["wu"]), "silu")

@@ -201,7 +201,13 @@ def example_launches(level: str = "full") -> list[Launch]:
         rmsnorm.rmsnorm(x, torch.ones(256), 1e-6)
         k = torch.zeros((1, 8, 64), dtype=torch.int32)
         e = torch.zeros((1, 8), dtype=torch.int32)
-        attention.attention(torch.ones((8, 4, 64)), list(range(8)), k, e, k, e)
+        pool_k = torch.zeros((2, 1, 16, 64), dtype=torch.int32)  # the engine's blocks of 16
+        pool_e = torch.zeros((2, 1, 16), dtype=torch.int32)
+        table = torch.tensor([[1], [0]], dtype=torch.int32)
+        q8 = torch.ones((8, 4, 64))
+        attention.paged_attention(
+            q8, [*range(7), 0], [0, 7, 8], [7, 1], table, pool_k, pool_e, pool_k, pool_e
+        )
         if level != "smoke":
             quantize.block_float(torch.ones((3, 64)))
             for name in activations.UNARY[1:]:
@@ -209,9 +215,10 @@ def example_launches(level: str = "full") -> list[Launch]:
             for name in activations.ACTIVATION_IDS:
                 activations.gated(x, x, name)
             activations.softcap_values(x, 30.0)
-            table = torch.ones((2, 32))
+            rope_table = torch.ones((2, 32))
             for layout in ("normal", "neox"):
-                rope.apply_rope(torch.ones((2, 2, 64)), table, table, layout)
+                rope.apply_rope(torch.ones((2, 2, 64)), rope_table, rope_table, layout)
+            attention.attention(q8, list(range(8)), k, e, k, e)
             attention.attention(torch.ones((2, 2, 64)), [6, 7], k, e, k, e, 4, 30.0)
             k256 = k.new_zeros((1, 8, 256))
             attention.attention(torch.ones((1, 2, 256)), [7], k256, e, k256, e)
