@@ -5,17 +5,14 @@
                                    under the Triton interpreter (`kernels` sets
                                    TRITON_INTERPRET=1 before any kernel is defined)
 
-Both backends expose one interface, `Ops`, in the reference's data formats: NumPy arrays in
-and out, block floats as `reference.quantize.BlockFloat`. Only weight matrices and rounded
-activations are backend objects (`prepare_matrix`, `quantize_activations(...).values`),
-passed back to the same backend's ops. Every op of one backend gives the same bits as the
-other's (tests/kernels), so the graph's logits do not depend on the choice.
-
-The Triton adapter converts activations at each op boundary (zero-copy on the CPU; a device
-copy on a GPU). It exists so the one model graph runs on both backends; a GPU-resident graph
-would keep activations on the device between ops. The paged KV cache already stays there:
-each backend allocates it in its own form (`new_kv_storage`, runtime.kv_storage) and its
-`paged_attention` reads it in place.
+Both backends expose one interface, `Ops`, with the reference's signatures. Arrays are the
+backend's own: NumPy for the reference, torch tensors on the kernels' device for Triton, so
+a forward pass on a GPU keeps its activations, weights and KV cache there. The model graph
+touches them only through the ops and the operators both array types share (`+` and `*` of
+float32, `reshape`, row indexing), which are single IEEE operations on either. NumPy data
+from the host (token ids, RoPE rows, norm weights) enters through `asarray` or the ops
+themselves; logits leave through `to_host`. Every op of one backend gives the same bits as
+the other's (tests/kernels), so the graph's logits do not depend on the choice.
 """
 
 from __future__ import annotations
@@ -40,6 +37,8 @@ class Ops(Protocol):
 
     name: str
 
+    def asarray(self, x: np.ndarray) -> Any: ...
+    def to_host(self, x: Any) -> np.ndarray: ...
     def prepare_matrix(
         self, raw: np.ndarray, ggml_type: GGMLQuantizationType, n_out: int, n_in: int
     ) -> Any: ...
@@ -105,6 +104,8 @@ class ReferenceOps:
             return embedding.embedding_rows_integer(table, ids)
         return embedding.embedding_rows_prepared(table, ids)  # tied: the output matrix
 
+    asarray = staticmethod(np.asarray)
+    to_host = staticmethod(np.asarray)
     quantize_activations = staticmethod(quantize.quantize_activations)
     matmul_quantized = staticmethod(matmul.matmul_quantized)
     matmul = staticmethod(matmul.matmul)
@@ -124,7 +125,9 @@ class RoundedActivations(NamedTuple):
 
 
 class TritonOps:
-    """The Triton kernels behind the reference's signatures."""
+    """The Triton kernels behind the reference's signatures. Activations stay on the
+    kernels' device between ops (torch tensors); NumPy inputs are moved there, and only
+    `to_host` brings a result back."""
 
     name = "triton"
 
@@ -135,14 +138,19 @@ class TritonOps:
         self.interpreted = kernels.INTERPRETED
         self.device = default_device()
 
-    def _in(self, x: np.ndarray, dtype: Any = np.float32):
+    def _in(self, x: Any, dtype: Any = np.float32):
+        """x on the device: tensors as they are, NumPy arrays converted to `dtype`."""
         import torch
 
+        if isinstance(x, torch.Tensor):
+            return x
         return torch.from_numpy(np.ascontiguousarray(x, dtype=dtype)).to(self.device)
 
+    asarray = _in
+
     @staticmethod
-    def _out(t) -> np.ndarray:
-        return t.detach().cpu().numpy()
+    def to_host(x: Any) -> np.ndarray:
+        return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
     def prepare_matrix(self, raw, ggml_type, n_out, n_in):
         from kernels.quants import weight_matrix
@@ -155,7 +163,7 @@ class TritonOps:
     def embedding_rows(self, table, ids):
         from kernels.embedding import embedding_rows
 
-        return self._out(embedding_rows(table, self._in(ids, np.int64)))
+        return embedding_rows(table, self._in(ids, np.int64))
 
     def quantize_activations(self, x):
         from kernels.quantize import quantize_activations
@@ -166,7 +174,7 @@ class TritonOps:
         """`executor` (the reference's CPU thread pool) has no role on this backend."""
         from kernels.matmul import matmul_quantized
 
-        return self._out(matmul_quantized(acts, w, None if bias is None else self._in(bias)))
+        return matmul_quantized(acts, w, None if bias is None else self._in(bias))
 
     def matmul(self, x, w, bias=None, executor=None):
         return self.matmul_quantized(self.quantize_activations(x).values, w, bias)
@@ -174,19 +182,19 @@ class TritonOps:
     def rmsnorm(self, x, weight, eps):
         from kernels.rmsnorm import rmsnorm
 
-        return self._out(rmsnorm(self._in(x), self._in(weight), eps))
+        return rmsnorm(self._in(x), self._in(weight), eps)
 
     def apply_rope(self, x, cos, sin, layout):
         from kernels.rope import apply_rope
 
-        return self._out(apply_rope(self._in(x), self._in(cos), self._in(sin), layout))
+        return apply_rope(self._in(x), self._in(cos), self._in(sin), layout)
 
     def block_float(self, v):
+        """`kernels.quantize.BlockFloat`: int32 integers and exponents, as the cache keeps
+        them (`TritonKVStorage.write`)."""
         from kernels.quantize import block_float
 
-        bf = block_float(self._in(v))
-        scale = np.ldexp(1.0, self._out(bf.exponent).astype(np.int64))
-        return quantize.BlockFloat(self._out(bf.integers).astype(np.float64), scale)
+        return block_float(self._in(v))
 
     def new_kv_storage(self, shape: KVShape, n_blocks: int) -> TritonKVStorage:
         return TritonKVStorage(shape, n_blocks, self.device)
@@ -197,7 +205,7 @@ class TritonOps:
         """`kv`: the tensors of a `TritonKVStorage` layer, read where they are."""
         from kernels.attention import paged_attention
 
-        out = paged_attention(
+        return paged_attention(
             self._in(q),
             self._in(q_positions, np.int64),
             query_starts,
@@ -207,17 +215,18 @@ class TritonOps:
             window=window,
             cap=cap,
         )
-        return self._out(out)
 
     def gated(self, gate, up, activation):
         from kernels.activations import gated
 
-        return self._out(gated(self._in(gate), self._in(up), activation))
+        return gated(self._in(gate), self._in(up), activation)
 
     def softcap(self, x, cap):
         from kernels.activations import softcap_values
 
-        return self._out(softcap_values(self._in(x), cap))
+        return softcap_values(self._in(x), cap)
 
     def scale_embeddings(self, rows, scale):
-        return embedding.scale_embeddings(rows, scale)  # one IEEE multiply, same on any backend
+        """Contract 6.3: one fp32 multiply (the scale is a float32 value), as the reference."""
+        rows = self._in(rows)
+        return rows if scale is None else rows * float(np.float32(scale))

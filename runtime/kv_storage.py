@@ -115,23 +115,14 @@ class TritonKVStorage(_BlockStorage):
             zeros(n_blocks, h, b),
         ]
 
-    def write(self, layer: int, slots: np.ndarray, k: BlockFloat, v: BlockFloat) -> None:
-        """Store `k`, `v` (reference block floats: exact integers, power-of-two scales)."""
+    def write(self, layer: int, slots: np.ndarray, k: Any, v: Any) -> None:
+        """Store `k`, `v` (`kernels.quantize.BlockFloat`: int32 integers [n, H_kv, D] and
+        exponents [n, H_kv] on the device) at pool slots [n]."""
         import torch
 
         blocks, offsets = np.divmod(np.asarray(slots, dtype=np.int64), self.block_size)
         at = (torch.from_numpy(blocks).to(self.device), slice(None))
         at = (*at, torch.from_numpy(offsets).to(self.device))
         k_int, k_exp, v_int, v_exp = self._layers[layer]
-        for target, values in (
-            (k_int, k.integers),
-            (k_exp, exponents(k.scale)),
-            (v_int, v.integers),
-            (v_exp, exponents(v.scale)),
-        ):
-            target[at] = torch.from_numpy(np.asarray(values, dtype=np.int32)).to(self.device)
-
-
-def exponents(scale: np.ndarray) -> np.ndarray:
-    """e for float64 powers of two 2^e (exact: frexp gives 0.5 * 2^(e+1))."""
-    return (np.frexp(np.asarray(scale, dtype=np.float64))[1] - 1).astype(np.int32)
+        k_int[at], k_exp[at] = k.integers, k.exponent
+        v_int[at], v_exp[at] = v.integers, v.exponent

@@ -77,23 +77,27 @@ def forward(
     _check_batch(config, batch, pool)
     tokens = np.concatenate([np.asarray(b.tokens, dtype=np.int64) for b in batch])
     slices = _plan(batch)
-    starts, stops = slices.starts, slices.stops
+    starts, stops, positions = slices.starts, slices.stops, slices.positions
     storage = pool.storage
 
     x = ops.scale_embeddings(weights.embedding.rows(tokens, ops), config.embedding_scale)
+    rope = [tuple(ops.asarray(a) for a in tables[0].rows(slices.positions))]  # (cos, sin)
+    rope.append(
+        rope[0] if tables[1] is tables[0] else tuple(map(ops.asarray, tables[1].rows(positions)))
+    )
     for index, layer in enumerate(weights.layers):
-        x = _layer(config, index, layer, tables, storage, slices, x, ops, executor)
+        x = _layer(config, index, layer, rope, storage, slices, x, ops, executor)
 
     rows = np.concatenate(
         [_logit_rows(b, s, e) for b, s, e in zip(batch, starts, stops, strict=True)]
     )
-    h = ops.rmsnorm(x[rows], weights.output_norm, config.norm_eps)
+    logits = np.zeros((0, config.n_vocab), F32)
     if len(rows):
+        h = ops.rmsnorm(x[rows], weights.output_norm, config.norm_eps)
         logits = ops.matmul(h, weights.output, executor=executor)
-    else:
-        logits = np.zeros((0, config.n_vocab), F32)
-    if config.final_logit_softcap:
-        logits = ops.softcap(logits, config.final_logit_softcap)
+        if config.final_logit_softcap:
+            logits = ops.softcap(logits, config.final_logit_softcap)
+        logits = ops.to_host(logits)
 
     for b in batch:
         b.cache.commit(np.asarray(b.tokens, dtype=np.int64))
@@ -127,7 +131,8 @@ def _plan(batch: Sequence[SequenceInput]) -> _Slices:
     )
 
 
-def _layer(config, index, layer: LayerWeights, tables, storage, slices, x, ops, ex) -> np.ndarray:
+def _layer(config, index, layer: LayerWeights, rope, storage, slices, x, ops, ex):
+    """One layer on the stacked rows x [n_rows, n_embd] (the backend's array type)."""
     c = config
     n_rows = x.shape[0]
     h = ops.quantize_activations(ops.rmsnorm(x, layer.attn_norm, c.norm_eps)).values
@@ -138,7 +143,7 @@ def _layer(config, index, layer: LayerWeights, tables, storage, slices, x, ops, 
         q = ops.rmsnorm(q, layer.q_norm, c.norm_eps)
         k = ops.rmsnorm(k, layer.k_norm, c.norm_eps)
     is_local = c.swa_layers[index]
-    cos, sin = tables[1 if is_local else 0].rows(slices.positions)
+    cos, sin = rope[1 if is_local else 0]
     layout = c.rope.layout.value
     q = ops.apply_rope(q, cos, sin, layout) * F32(c.attention_scale)
     k = ops.apply_rope(k, cos, sin, layout)

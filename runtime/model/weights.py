@@ -1,7 +1,8 @@
-"""Loading a GGUF file's tensors into the layouts the reference backend computes with.
+"""Loading a GGUF file's tensors into the layouts a backend computes with.
 
-Matrices become `reference.matmul.PreparedMatrix` (integer-valued float arrays laid out for
-the contract's group loop), vectors (norm weights, biases) float32 arrays. Everything is
+Matrices become whatever `ops.prepare_matrix` makes (the reference: integer-valued float
+arrays laid out for the contract's group loop; Triton: the GGUF blocks on the device),
+vectors (norm weights, biases) float32 arrays of the backend (`ops.asarray`). Everything is
 converted once at load; the memory map is not needed afterwards.
 """
 
@@ -18,6 +19,8 @@ from runtime.backend import Ops
 from runtime.config import ModelConfig
 from runtime.errors import GGUFError
 from runtime.gguf_file import GGUFFile
+
+Vector = Any  # float32 [n]: a NumPy array (reference) or a device tensor (Triton)
 
 
 @dataclass(frozen=True)
@@ -39,29 +42,29 @@ class Embedding:
 
 @dataclass(frozen=True)
 class LayerWeights:
-    attn_norm: np.ndarray
+    attn_norm: Vector
     wq: PreparedMatrix
     wk: PreparedMatrix
     wv: PreparedMatrix
     wo: PreparedMatrix
-    bq: np.ndarray | None
-    bk: np.ndarray | None
-    bv: np.ndarray | None
-    q_norm: np.ndarray | None
-    k_norm: np.ndarray | None
-    post_attn_norm: np.ndarray | None
-    ffn_norm: np.ndarray
+    bq: Vector | None
+    bk: Vector | None
+    bv: Vector | None
+    q_norm: Vector | None
+    k_norm: Vector | None
+    post_attn_norm: Vector | None
+    ffn_norm: Vector
     w_gate: PreparedMatrix
     w_up: PreparedMatrix
     w_down: PreparedMatrix
-    post_ffn_norm: np.ndarray | None
+    post_ffn_norm: Vector | None
 
 
 @dataclass(frozen=True)
 class ModelWeights:
     embedding: Embedding
     layers: tuple[LayerWeights, ...]
-    output_norm: np.ndarray
+    output_norm: Vector
     output: PreparedMatrix
     rope_freqs: np.ndarray | None  # llama3 per-frequency divisors, float32 [n_rot / 2]
 
@@ -77,7 +80,11 @@ class _Loader:
             raise GGUFError(f"{self.file.path}: required tensor '{name}' is missing")
         return info
 
-    def vector(self, name: str, length: int) -> np.ndarray:
+    def vector(self, name: str, length: int) -> Vector:
+        """A norm weight or bias, float32, as the backend keeps it (`ops.asarray`)."""
+        return self.ops.asarray(self.host_vector(name, length))
+
+    def host_vector(self, name: str, length: int) -> np.ndarray:
         info = self.info(name)
         if info.shape != (length,):
             raise GGUFError(
@@ -85,7 +92,7 @@ class _Loader:
             )
         return dequantize(self.file.raw(name), info.ggml_type, info.shape)
 
-    def optional_vector(self, name: str, length: int) -> np.ndarray | None:
+    def optional_vector(self, name: str, length: int) -> Vector | None:
         return self.vector(name, length) if name in self.file.tensors else None
 
     def float_matrix(self, name: str, n_out: int, n_in: int) -> np.ndarray:
@@ -161,7 +168,7 @@ def load_weights(gguf_file: GGUFFile, config: ModelConfig, ops: Ops) -> ModelWei
         embedding = Embedding(table=ld.embedding_table(embd, c.n_vocab, c.n_embd))
     rope_freqs = None
     if c.rope.has_freq_factors:
-        rope_freqs = ld.vector("rope_freqs.weight", c.rope.dimension_count // 2)
+        rope_freqs = ld.host_vector("rope_freqs.weight", c.rope.dimension_count // 2)
     return ModelWeights(
         embedding=embedding,
         layers=tuple(layers),
@@ -171,5 +178,5 @@ def load_weights(gguf_file: GGUFFile, config: ModelConfig, ops: Ops) -> ModelWei
     )
 
 
-def _if(condition: bool, load, name: str, length: int) -> np.ndarray | None:
+def _if(condition: bool, load, name: str, length: int) -> Vector | None:
     return load(name, length) if condition else None

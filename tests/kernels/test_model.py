@@ -102,3 +102,24 @@ def test_demo_model_greedy_tokens_and_logits_equal_reference() -> None:
         if step + 1 < n_new:
             logits = model.forward(cache, tokens[-1:])
     assert tokens == ids[: len(tokens)]
+
+
+def test_activations_stay_on_the_device(model_paths, monkeypatch) -> None:
+    """A forward pass on the Triton backend brings one array back to the host: the logits.
+    Everything between ops (activations, K/V, the paged cache) stays a device tensor."""
+    import torch
+
+    model = load_model(model_paths["gemma3-IQ4_NL"], backend="triton")
+    cache = model.new_cache()
+    model.forward(cache, [1, 2, 3])
+    to_host = []
+    numpy = torch.Tensor.numpy
+
+    def counting(tensor, *args, **kwargs):
+        to_host.append(tuple(tensor.shape))
+        return numpy(tensor, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "numpy", counting)
+    logits = model.logits_all(cache, [4, 5])
+    assert to_host == [logits.shape]
+    assert all(isinstance(a, torch.Tensor) for a in model.kv_pool.storage.layer(0))
