@@ -259,10 +259,14 @@ def paged_attention(
             f"paged_attention: block_tables has {block_tables.shape[1]} columns; "
             f"the longest sequence needs {int(needed)} blocks"
         )
-    for s, n in enumerate(seq_lens):
-        used = block_tables[s, : triton.cdiv(n, size)]
-        if used.numel() and (int(used.min()) < 0 or int(used.max()) >= n_blocks):
-            raise ValueError(f"paged_attention: sequence {s} names a block outside the pool")
+    # every block a sequence uses lies in the pool (one device sync for the whole batch)
+    lens = torch.tensor(seq_lens, device=q.device)
+    columns = torch.arange(block_tables.shape[1], device=q.device)
+    is_used = columns[None, :] * size < lens[:, None]
+    is_bad = is_used & ((block_tables < 0) | (block_tables >= n_blocks))
+    if bool(is_bad.any()):
+        s = int(is_bad.any(dim=1).nonzero()[0])
+        raise ValueError(f"paged_attention: sequence {s} names a block outside the pool")
     pool = _Pool(
         k_int, k_exponent, v_int, v_exponent, size,
         (k_int.stride(0), k_int.stride(1), k_int.stride(2)),
@@ -297,10 +301,14 @@ def _launch(q, q_positions, query_starts, seq_lens, block_tables, pool: _Pool, w
     positions = torch.as_tensor(q_positions).to(device=q.device, dtype=torch.int32).contiguous()
     if positions.shape != (t,):
         raise ValueError(f"{name}: q_positions must be [{t}]")
-    for s, n in enumerate(seq_lens):
-        a, b = query_starts[s], query_starts[s + 1]
-        if b > a and (int(positions[a:b].min()) < 0 or int(positions[a:b].max()) >= n):
-            raise ValueError(f"{name}: query positions of sequence {s} must lie in [0, {n})")
+    # each query lies in its sequence (one device sync for the whole batch)
+    counts = torch.tensor([b - a for a, b in pairwise(query_starts)], device=q.device)
+    owner = torch.repeat_interleave(torch.arange(len(seq_lens), device=q.device), counts)
+    lens = torch.tensor(seq_lens, dtype=torch.int32, device=q.device)[owner]
+    is_bad = (positions < 0) | (positions >= lens)
+    if bool(is_bad.any()):
+        s = int(owner[is_bad.nonzero()[0]])
+        raise ValueError(f"{name}: query positions of sequence {s} must lie in [0, {seq_lens[s]})")
     qbf = block_float(q)  # contract 7.2: Q per token and head, as the reference rounds it
     out = torch.empty((t, h, dv), dtype=torch.float32, device=q.device)
     group = h // h_kv

@@ -107,6 +107,11 @@ def test_paged_attention_errors() -> None:
         paged_attention(q, pos, [0, 2], [20], t + 1000, k, ke, v, ve)
     with pytest.raises(ValueError, match=r"query positions of sequence 0 must lie in \[0, 1\)"):
         paged_attention(q, pos, [0, 2], [1], t, k, ke, v, ve)
+    two = dev(tables[:2])
+    with pytest.raises(ValueError, match=r"query positions of sequence 1 must lie in \[0, 1\)"):
+        paged_attention(q, pos, [0, 1, 2], [20, 1], two, k, ke, v, ve)
+    with pytest.raises(ValueError, match="sequence 1 names a block outside the pool"):
+        paged_attention(q, pos, [0, 1, 2], [20, 20], two + dev(np.array([[0], [99]])), k, ke, v, ve)
     with pytest.raises(ValueError, match="does not fit pools"):
         paged_attention(q[:, :, :16], pos, [0, 2], [20], t, k, ke, v, ve)
     with pytest.raises(ValueError, match="exponents must be int32"):
