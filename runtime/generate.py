@@ -30,8 +30,9 @@ class CausalLM(Protocol):
     @property
     def context_length(self) -> int: ...
 
-    def new_cache(self) -> AbstractContextManager[Any]:
-        """A fresh cache; leaving its `with` block releases it."""
+    def new_cache(self, prompt: Sequence[int] | None = None) -> AbstractContextManager[Any]:
+        """A cache for `prompt`: empty, or already holding a reused prefix of it (its
+        `length` says how much). Leaving its `with` block releases it."""
         ...
 
     def forward(self, cache: object, tokens: Sequence[int]) -> np.ndarray:
@@ -79,13 +80,16 @@ class TextDelta:
 @dataclass
 class GenerationStats:
     num_prompt_tokens: int = 0
+    num_reused_prompt_tokens: int = 0  # taken from the prefix cache, not computed
     prefill_seconds: float = 0.0
     num_generated: int = 0
     decode_seconds: float = 0.0  # from the first generated token to the last
 
     @property
     def prefill_tokens_per_second(self) -> float:
-        return self.num_prompt_tokens / self.prefill_seconds if self.prefill_seconds else 0.0
+        """Computed prompt tokens per second (reused ones took no time)."""
+        computed = self.num_prompt_tokens - self.num_reused_prompt_tokens
+        return computed / self.prefill_seconds if self.prefill_seconds else 0.0
 
     @property
     def decode_tokens_per_second(self) -> float:
@@ -158,13 +162,14 @@ class Generation:
         if config.max_tokens == 0:
             self.finish_reason = "length"
             return
-        with self.model.new_cache() as cache:
+        with self.model.new_cache(self.prompt) as cache:
             yield from self._run(cache, decoder, stops)
 
     def _run(self, cache: Any, decoder: StreamDecoder, stops: StopMatcher) -> Iterator[TextDelta]:
         config, eog = self.config, frozenset(self.tokenizer.eog_ids)
+        self.stats.num_reused_prompt_tokens = reused = cache.length
         started = time.perf_counter()
-        logits = self.model.forward(cache, self.prompt)
+        logits = self.model.forward(cache, self.prompt[reused:])
         self.stats.prefill_seconds = time.perf_counter() - started
         context = list(self.prompt)
         first_token_at = 0.0

@@ -21,7 +21,10 @@ Interface (everything a caller needs):
 
 The KV cache is paged (runtime.model.cache): every cache of a model lives in the model's
 pool of fixed-size blocks (`Model(..., kv_block_size=16, kv_blocks=None)`; None grows the
-pool on demand, an int fixes it and a full pool raises `KVCacheFullError`).
+pool on demand, an int fixes it and a full pool raises `KVCacheFullError`). With
+`prefix_cache_blocks=N` released caches leave their full blocks behind for reuse:
+`model.new_cache(prompt)` then starts with the longest cached prefix of `prompt`
+(`cache.length` positions), and the caller computes `prompt[cache.length:]`.
 
 Every logit is bit-identical whatever else is in the batch, however the prompt was split
 into calls, and whether its keys were computed in this call or earlier (docs/PRECISION.md,

@@ -98,12 +98,21 @@ class KVPool:
         self.storage = storage
         self.block_size = storage.block_size
         self.allocator = BlockAllocator(storage.n_blocks, max_blocks)
+        self.prefix_cache = None  # a runtime.model.prefix_cache.PrefixCache, if enabled
 
     def new_sequence(self) -> SequenceCache:
         return SequenceCache(self)
 
     def allocate(self, n: int) -> list[int]:
-        return self.allocator.allocate(n, self.storage.grow)
+        """`n` fresh blocks: free ones, then new ones while the pool may grow, then blocks
+        the prefix cache gives up."""
+        allocator = self.allocator
+        short = n - allocator.n_free
+        if short > 0 and allocator.max_blocks is not None and self.prefix_cache is not None:
+            beyond_growth = short - (allocator.max_blocks - allocator.n_blocks)
+            if beyond_growth > 0:
+                self.prefix_cache.evict(beyond_growth)
+        return allocator.allocate(n, self.storage.grow)
 
     @property
     def n_blocks_in_use(self) -> int:
@@ -181,7 +190,10 @@ class SequenceCache:
         return twin
 
     def release(self) -> None:
-        """Hand every block back to the pool; the cache is empty (and usable) afterwards."""
+        """Hand every block back to the pool; the cache is empty (and usable) afterwards.
+        With a prefix cache, its full blocks are offered to it first."""
+        if self.pool.prefix_cache is not None:
+            self.pool.prefix_cache.insert(self)
         self._keep_blocks(0)
         self.length = 0
         self.tokens = self.tokens[:0]

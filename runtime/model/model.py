@@ -14,6 +14,7 @@ from runtime.gguf_file import open_gguf
 from runtime.kv_storage import KVShape
 from runtime.model.cache import DEFAULT_BLOCK_SIZE, INITIAL_BLOCKS, KVPool, SequenceCache
 from runtime.model.graph import SequenceInput, forward
+from runtime.model.prefix_cache import PrefixCache
 from runtime.model.rope_tables import build_tables
 from runtime.model.threads import make_executor
 from runtime.model.weights import ModelWeights, load_weights
@@ -35,16 +36,16 @@ class Model:
         ops: Ops | None = None,
         kv_block_size: int = DEFAULT_BLOCK_SIZE,
         kv_blocks: int | None = None,
+        prefix_cache_blocks: int = 0,
     ) -> None:
         """`threads`: CPU threads for the reference's matmul tiles (BLAS itself is set to
         one thread, see runtime.model.threads); results are bit-identical for every value.
         `ops`: the backend that prepared `weights` (default: the reference).
         `kv_block_size`: positions per KV cache block; `kv_blocks`: a fixed number of blocks
-        allocated up front (None: start small and grow on demand). Neither changes a bit."""
-        if kv_block_size < 1 or (kv_blocks is not None and kv_blocks < 1):
-            raise ValueError(
-                f"kv_block_size ({kv_block_size}) and kv_blocks ({kv_blocks}) must be positive"
-            )
+        allocated up front (None: start small and grow on demand). `prefix_cache_blocks`:
+        how many full blocks of finished sequences to keep for reuse by later prompts with
+        the same prefix (0: none; runtime.model.prefix_cache). None of these changes a bit."""
+        _check_cache_options(kv_block_size, kv_blocks, prefix_cache_blocks)
         assert_gradual_underflow()
         self.config = config
         self.weights = weights
@@ -53,6 +54,7 @@ class Model:
         self._tables = build_tables(config, weights.rope_freqs)
         self._executor = make_executor(threads)
         self.kv_block_size, self.kv_blocks = kv_block_size, kv_blocks
+        self.prefix_cache_blocks = prefix_cache_blocks
         self._kv_pool: KVPool | None = None
 
     @classmethod
@@ -62,9 +64,15 @@ class Model:
         progress: Callable[[str], None] | None = None,
         threads: int = 1,
         backend: str | None = None,
+        *,
+        kv_block_size: int = DEFAULT_BLOCK_SIZE,
+        kv_blocks: int | None = None,
+        prefix_cache_blocks: int = 0,
     ) -> Model:
         """Open a GGUF file, check it, convert its weights for the backend (`backend`, else
-        $EXACTSERVE_BACKEND, else "reference"). `progress` gets short messages."""
+        $EXACTSERVE_BACKEND, else "reference"). `progress` gets short messages; the cache
+        options are `Model`'s."""
+        _check_cache_options(kv_block_size, kv_blocks, prefix_cache_blocks)
         ops = select_ops(backend)
         with open_gguf(path) as gguf_file:
             config = from_gguf(gguf_file)
@@ -72,7 +80,7 @@ class Model:
             if progress:
                 progress(f"converting {len(gguf_file.tensors)} tensors")
             weights = load_weights(gguf_file, config, ops)
-        return cls(config, weights, threads, ops)
+        return cls(config, weights, threads, ops, kv_block_size, kv_blocks, prefix_cache_blocks)
 
     @property
     def context_length(self) -> int:
@@ -87,12 +95,20 @@ class Model:
             n_blocks = INITIAL_BLOCKS if self.kv_blocks is None else self.kv_blocks
             storage = self.ops.new_kv_storage(shape, n_blocks)
             self._kv_pool = KVPool(storage, max_blocks=self.kv_blocks)
+            if self.prefix_cache_blocks:
+                pool = self._kv_pool
+                pool.prefix_cache = PrefixCache(pool, self.prefix_cache_blocks)
         return self._kv_pool
 
-    def new_cache(self) -> SequenceCache:
-        """An empty sequence in this model's KV pool (its blocks return when it is released
-        or garbage collected)."""
-        return self.kv_pool.new_sequence()
+    def new_cache(self, prompt: Sequence[int] | None = None) -> SequenceCache:
+        """A sequence in this model's KV pool: empty, or, when a prefix cache is enabled
+        and `prompt` given, already holding the longest cached prefix of `prompt` (at most
+        len(prompt) - 1 positions; `cache.length` says how many). Its blocks return to the
+        pool when it is released (offered to the prefix cache first) or garbage collected."""
+        cache = self.kv_pool.new_sequence()
+        if prompt is not None and self.kv_pool.prefix_cache is not None:
+            self.kv_pool.prefix_cache.attach(cache, prompt)
+        return cache
 
     def forward_batch(self, batch: Sequence[SequenceInput]) -> list[np.ndarray]:
         """Run every sequence's new tokens in one pass; see `runtime.model.graph.forward`."""
@@ -109,11 +125,23 @@ class Model:
         return self.forward_batch([SequenceInput(cache, tokens, "all")])[0]
 
 
+def _check_cache_options(
+    kv_block_size: int, kv_blocks: int | None, prefix_cache_blocks: int
+) -> None:
+    if kv_block_size < 1 or (kv_blocks is not None and kv_blocks < 1):
+        raise ValueError(
+            f"kv_block_size ({kv_block_size}) and kv_blocks ({kv_blocks}) must be positive"
+        )
+    if prefix_cache_blocks < 0:
+        raise ValueError(f"prefix_cache_blocks must be >= 0, not {prefix_cache_blocks}")
+
+
 def load_model(
     path: str | Path,
     progress: Callable[[str], None] | None = None,
     threads: int = 1,
     backend: str | None = None,
+    **cache_options: int | None,
 ) -> Model:
-    """`Model.load`."""
-    return Model.load(path, progress, threads, backend)
+    """`Model.load`; `cache_options`: kv_block_size, kv_blocks, prefix_cache_blocks."""
+    return Model.load(path, progress, threads, backend, **cache_options)

@@ -20,6 +20,10 @@ class Cache(list):
 
     is_released = False
 
+    @property
+    def length(self) -> int:
+        return len(self)
+
     def __enter__(self) -> Cache:
         return self
 
@@ -37,7 +41,7 @@ class CountingModel:
         self.calls: list[list[int]] = []
         self.caches: list[Cache] = []
 
-    def new_cache(self) -> Cache:
+    def new_cache(self, prompt: Sequence[int] | None = None) -> Cache:
         cache = Cache()
         self.caches.append(cache)
         return cache
