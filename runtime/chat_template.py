@@ -22,6 +22,16 @@ Tools are passed as given: JSON-schema dicts, in the OpenAI form
 arguments` are passed as given too: transformers does not parse a JSON string, so a
 template that iterates `arguments|items` fails on one. `parse_tool_call_arguments` is the
 separate, opt-in normalisation a server can apply first.
+
+`continue_final_message` (assistant prefill) leaves the final message open, as
+transformers does: "CONTINUE_FINAL_MESSAGE_TAG " is appended to the text being continued
+(the field's string, or the last block with a "text" key when it is a list; a reasoning
+field tags every alias equal to it), the template renders, and the text is cut where the
+tag lands, with the whitespace before it removed when the template trimmed the tag's own
+trailing space. Misuse by the caller (with `add_generation_prompt`, an empty
+conversation, a final message without the field or without text) raises ValueError; a
+template that never names the field, or does not reproduce the final message verbatim,
+raises TemplateError.
 """
 
 from __future__ import annotations
@@ -65,6 +75,10 @@ _TEMPLATES_DIR = Path(__file__).parent / "templates"  # package data
 # Names under which a message's reasoning arrives; templates read `reasoning_content`,
 # gpt-oss templates read `thinking`.
 _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+# transformers' marker for `continue_final_message`, kept verbatim: templates that inspect
+# message text (trim, endswith, split) then see exactly what they see under transformers.
+_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 
 
 class _GenerationTag(jinja2.ext.Extension):
@@ -271,22 +285,32 @@ class ChatTemplate:
         tools: Sequence[Mapping[str, Any]] | None = None,
         documents: Sequence[Mapping[str, Any]] | None = None,
         add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
         **kwargs: Any,
     ) -> str:
         """The prompt text for `messages`, byte for byte what transformers renders.
 
         Extra keywords become template variables (e.g. `enable_thinking=False`) and
-        override `bos_token`/`eos_token`. Raises `TemplateError` when the template raises.
+        override `bos_token`/`eos_token`. `continue_final_message=True` leaves the final
+        message's `content` open for the model to continue; a field name (e.g.
+        "reasoning_content") continues that field instead. Raises ValueError when
+        `continue_final_message` is combined with `add_generation_prompt` (as
+        `apply_chat_template` does), the conversation is empty, or the final message has
+        no text to continue; `TemplateError` when the template raises, never names the
+        field, or does not reproduce the final message verbatim.
         """
         if tools is not None and not all(isinstance(tool, Mapping) for tool in tools):
             raise TypeError("tools must be JSON-schema dicts")
         if documents is not None and not all(isinstance(doc, Mapping) for doc in documents):
             raise TypeError("documents must be dicts, e.g. with 'title' and 'text' keys")
+        prepared = prepare_messages(messages)
+        field = _continue_field(continue_final_message, add_generation_prompt, prepared)
+        continued = self._tag_final_message(prepared, field) if field else None
         variables = {"bos_token": self.bos_token, "eos_token": self.eos_token}
         variables.update(to_template_data(kwargs))
         try:
-            return self._compiled.render(
-                messages=prepare_messages(messages),
+            text = self._compiled.render(
+                messages=prepared,
                 tools=to_template_data(list(tools) if tools is not None else None),
                 documents=to_template_data(list(documents) if documents is not None else None),
                 add_generation_prompt=add_generation_prompt,
@@ -298,6 +322,54 @@ class ChatTemplate:
             raise TemplateError(
                 f"chat template {self.name!r} failed to render: {type(exc).__name__}: {exc}"
             ) from exc
+        return text if continued is None else self._cut_at_tag(text, continued)
+
+    def _tag_final_message(self, messages: list[dict], field: str) -> str:
+        """Append the tag to the text of `field` in the final message (in place, on the
+        prepared copy); returns that text as it was."""
+        final = messages[-1]
+        value = final.get(field)
+        if value is None:
+            raise ValueError(
+                f"continue_final_message is set but the final message has no {field!r} to "
+                f"continue; add it or pass continue_final_message=False"
+            )
+        fields = [field]
+        if field in _REASONING_FIELDS:  # aliases of one reasoning: tag each copy
+            fields = [name for name in _REASONING_FIELDS if final.get(name) == value]
+        if not any(name in self.source for name in fields):
+            raise TemplateError(
+                f"chat template {self.name!r} never reads {field!r}, so "
+                f"continue_final_message={field!r} cannot continue it"
+            )
+        if isinstance(value, (list, tuple)):
+            block = next((b for b in reversed(value) if _is_text_block(b)), None)
+            if block is None:
+                raise ValueError(
+                    "continue_final_message is set but no content block of the final message "
+                    "has a 'text' to continue"
+                )
+            text = _text_to_continue(block["text"])
+            block["text"] = text + _CONTINUE_TAG
+            return text
+        text = _text_to_continue(value)
+        for name in fields:
+            final[name] = text + _CONTINUE_TAG
+        return text
+
+    def _cut_at_tag(self, text: str, continued: str) -> str:
+        """The render up to the tag: the open final message."""
+        marker = _CONTINUE_TAG.rstrip()
+        if continued.strip() not in text or marker not in text:
+            raise TemplateError(
+                f"chat template {self.name!r} does not reproduce the final message verbatim "
+                f"(it drops or rewrites part of it), so it cannot be continued: "
+                f"{continued.strip()[:200]!r}"
+            )
+        cut = text.rindex(marker)
+        if text.startswith(_CONTINUE_TAG, cut):
+            return text[:cut]
+        return text[:cut].rstrip()  # the template trimmed the text, so trim before the tag
 
     @classmethod
     def from_gguf(cls, gguf_file: Any, arch: str, *, name: str = "default") -> ChatTemplate:
@@ -354,6 +426,50 @@ def builtin_template_file(arch: str, tokens: Sequence[str]) -> str:
     if arch == "llama" and _LLAMA3_MARKER not in tokens:
         return "llama2.jinja"
     return filename
+
+
+def _continue_field(
+    continue_final_message: bool | str, add_generation_prompt: bool, messages: Sequence[Any]
+) -> str | None:
+    """The field `continue_final_message` continues, or None when it is off."""
+    if not isinstance(continue_final_message, (bool, str)):
+        raise TypeError(
+            f"continue_final_message must be a bool or a field name, got "
+            f"{type(continue_final_message).__name__}"
+        )
+    if not continue_final_message:
+        return None
+    if add_generation_prompt:
+        raise ValueError(
+            "continue_final_message and add_generation_prompt are not compatible: use "
+            "continue_final_message to let the model continue the final message, "
+            "add_generation_prompt to open a new assistant message"
+        )
+    if not messages:
+        raise ValueError("continue_final_message is set but the conversation is empty")
+    return "content" if continue_final_message is True else continue_final_message
+
+
+def _is_text_block(block: Any) -> bool:
+    # transformers tests `"text" in block`: a string or list block without "text" in it is
+    # skipped, one with it cannot be indexed by "text" (transformers fails too).
+    if isinstance(block, Mapping):
+        return "text" in block
+    if isinstance(block, (str, list, tuple)) and "text" not in block:
+        return False
+    raise ValueError(
+        f"continue_final_message is set but a content block of the final message is not a "
+        f"dict: {block!r}"
+    )
+
+
+def _text_to_continue(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(
+            f"continue_final_message is set but the text to continue is a "
+            f"{type(value).__name__}, not a string"
+        )
+    return value
 
 
 def _token_text(tokens: Sequence[str], token_id: Any) -> str:

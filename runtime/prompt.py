@@ -40,6 +40,12 @@ BOS follows llama.cpp's common/chat.cpp: when the vocabulary adds BOS and the re
 already starts with the BOS text, that text is dropped and the tokenizer's BOS used, so
 BOS is never doubled (likewise a trailing EOS when the vocabulary adds EOS).
 `PromptEncoding.text` is the text the ids spell: BOS text included once when added.
+
+With `continue_final_message` (assistant prefill) every render, marked ones included, is
+cut where the final message's text ends (`ChatTemplate.render`), and the checks above
+hold for the cut text, so the open message is still plain text. No EOS is appended
+then, even by a vocabulary that adds EOS: the model continues from the message's last
+character.
 """
 
 from __future__ import annotations
@@ -146,12 +152,17 @@ def encode_chat(
     messages: Sequence[Mapping[str, Any]],
     *,
     tools: Sequence[Mapping[str, Any]] | None = None,
-    add_generation_prompt: bool = True,
+    add_generation_prompt: bool | None = None,
+    continue_final_message: bool | str = False,
     **kwargs: Any,
 ) -> PromptEncoding:
     """One-off `ChatEncoder(template, tokenizer).encode(...)`; see there."""
     return ChatEncoder(template, tokenizer).encode(
-        messages, tools=tools, add_generation_prompt=add_generation_prompt, **kwargs
+        messages,
+        tools=tools,
+        add_generation_prompt=add_generation_prompt,
+        continue_final_message=continue_final_message,
+        **kwargs,
     )
 
 
@@ -170,27 +181,34 @@ class ChatEncoder:
         messages: Sequence[Mapping[str, Any]],
         *,
         tools: Sequence[Mapping[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
+        add_generation_prompt: bool | None = None,
+        continue_final_message: bool | str = False,
         **kwargs: Any,
     ) -> PromptEncoding:
         """Render `messages` and tokenize the text; message text stays plain text.
 
+        `add_generation_prompt` defaults to True, or to False when
+        `continue_final_message` is set (True, or the field to continue, e.g.
+        "reasoning_content"): then the ids end with the final message's own text.
         Extra keywords go to the template (`documents`, `enable_thinking`, ...). Raises
-        `TemplateError` if the template raises, `PromptError` if message text containing
-        a control token cannot be located in the render.
+        ValueError and `TemplateError` as `ChatTemplate.render` does, `PromptError` if
+        message text containing a control token cannot be located in the render.
         """
         template, tokenizer = self.template, self.tokenizer
+        if add_generation_prompt is None:
+            add_generation_prompt = not continue_final_message
         layout = locate_message_text(
             template,
             self.matcher,
             messages,
             tools=tools,
             add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
             **kwargs,
         )
         text, protected = layout.text, list(layout.protected)
         add_bos = tokenizer.add_bos and tokenizer.bos_id is not None
-        add_eos = tokenizer.add_eos and tokenizer.eos_id is not None
+        add_eos = tokenizer.add_eos and tokenizer.eos_id is not None and not continue_final_message
         prefix_ids = [tokenizer.bos_id] if add_bos else []
         suffix_ids = [tokenizer.eos_id] if add_eos else []
         bos_text, eos_text = template.bos_token, template.eos_token
@@ -254,12 +272,19 @@ def locate_message_text(
     *,
     tools: Sequence[Mapping[str, Any]] | None = None,
     add_generation_prompt: bool = False,
+    continue_final_message: bool | str = False,
     **kwargs: Any,
 ) -> MessageLayout:
     """Render the chat and find the ranges that came from messages (rules 1-3 above)."""
 
     def render(msgs: Any, tls: Any, kw: dict[str, Any]) -> str:
-        return template.render(msgs, tools=tls, add_generation_prompt=add_generation_prompt, **kw)
+        return template.render(
+            msgs,
+            tools=tls,
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            **kw,
+        )
 
     messages = to_template_data(list(messages))
     tools = None if tools is None else to_template_data(list(tools))
