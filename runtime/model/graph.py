@@ -81,7 +81,7 @@ def forward(
     storage = pool.storage
 
     x = ops.scale_embeddings(weights.embedding.rows(tokens, ops), config.embedding_scale)
-    rope = [tuple(ops.asarray(a) for a in tables[0].rows(slices.positions))]  # (cos, sin)
+    rope = [tuple(map(ops.asarray, tables[0].rows(positions)))]  # (cos, sin): global, local
     rope.append(
         rope[0] if tables[1] is tables[0] else tuple(map(ops.asarray, tables[1].rows(positions)))
     )
