@@ -8,11 +8,14 @@
    the "smoke" subset) and fail on FMA, approximate or flush-to-zero instructions in the PTX
    (`kernels.audit`, in a subprocess with TRITON_INTERPRET=0: compiling needs no GPU).
 2. conformance: the kernels against the NumPy reference at engine-sized shapes, on the
-   device; with --pytest also the whole tests/kernels suite (its tensors live on the
-   kernels' device, so on a GPU machine it runs on the GPU).
+   device.
 3. timing: each kernel on Llama-3-8B shapes with Q8_0 and Q4_K weights generated on the
    device (random blocks, sane fp16 scales), and prefill/decode of a whole generated model
    built from the kernels, next to the device's measured copy bandwidth and int8 rate.
+4. with --pytest: the whole tests/kernels suite (its tensors live on the kernels' device,
+   so on a GPU machine it runs on the GPU), last, so a slow suite cannot cost the timings.
+
+On a lent GPU machine use bench/device_check.sh (after bench/device_prepare.sh here).
 
 Without CUDA the kernels run under the Triton interpreter, so everything runs on tiny
 shapes: the script stays exercised in CI (tests/kernels/test_gpu_check.py), but its
@@ -210,7 +213,7 @@ def paged_conformance(shape: Shape, device: torch.device, rng) -> tuple[str, boo
     return name, bits_equal(actual, expected)
 
 
-def run_pytest() -> bool:
+def run_pytest(marks: str) -> bool:
     command = [
         sys.executable,
         "-m",
@@ -220,6 +223,8 @@ def run_pytest() -> bool:
         "-x",
         "-p",
         "no:cacheprovider",
+        "-m",
+        marks,
     ]
     return subprocess.run(command, cwd=ROOT).returncode == 0
 
@@ -448,7 +453,15 @@ def table(rows: list[Row]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--smoke", action="store_true", help="tiny shapes (forced without CUDA)")
-    parser.add_argument("--pytest", action="store_true", help="also run pytest tests/kernels")
+    parser.add_argument(
+        "--pytest", action="store_true", help="also run pytest tests/kernels (after the timings)"
+    )
+    parser.add_argument(
+        "--pytest-marks",
+        default="not slow",
+        help="pytest -m expression for --pytest (default: %(default)r; a machine without the "
+        "demo model: 'not slow and not real_model')",
+    )
     parser.add_argument("--skip-timing", action="store_true")
     parser.add_argument("--out", type=Path, help="write the results table (Markdown) here")
     args = parser.parse_args(argv)
@@ -475,8 +488,6 @@ def main(argv: list[str] | None = None) -> int:
     for name, ok in checks:
         print(f"{'ok  ' if ok else 'FAIL'} {name}")
     conformance_ok = all(ok for _, ok in checks)
-    if args.pytest:
-        conformance_ok = run_pytest() and conformance_ok
 
     rows: list[Row] = []
     if not args.skip_timing:
@@ -490,9 +501,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(Row("device", "int8 matmul (torch._int_mm 8192^3)", 0.0, int8, ""))
         rows += kernel_rows(shape, device, timer, peaks)
         rows += model_rows(shape, device, timer, peaks[0])
-        print(table(rows))
+        print(table(rows), flush=True)
         if args.out:
             args.out.write_text(f"gpu_check on {where}\n\n{table(rows)}\n")
+    if args.pytest:
+        print(f"\n## 4. pytest tests/kernels -m {args.pytest_marks!r}", flush=True)
+        conformance_ok = run_pytest(args.pytest_marks) and conformance_ok
     status = "PASS" if audit_ok and conformance_ok else "FAIL"
     verdicts = [
         f"{name} {'ok' if ok else 'FAILED'}"
