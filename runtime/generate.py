@@ -166,43 +166,62 @@ class Generation:
             yield from self._run(cache, decoder, stops)
 
     def _run(self, cache: Any, decoder: StreamDecoder, stops: StopMatcher) -> Iterator[TextDelta]:
-        config, eog = self.config, frozenset(self.tokenizer.eog_ids)
         self.stats.num_reused_prompt_tokens = reused = cache.length
         started = time.perf_counter()
         logits = self.model.forward(cache, self.prompt[reused:])
         self.stats.prefill_seconds = time.perf_counter() - started
-        context = list(self.prompt)
+        stream = TokenStream(self, decoder, stops)
         first_token_at = 0.0
         while True:
-            token = sample_token(logits, config.sampling, context)
+            deltas = stream.accept(logits)
             now = time.perf_counter()
-            if not self.token_ids:
+            if len(self.token_ids) == 1:
                 first_token_at = now
             self.stats.decode_seconds = now - first_token_at
-            self.token_ids.append(token)
-            context.append(token)
             self.stats.num_generated = len(self.token_ids)
-            if token in eog and not config.ignore_eog:
-                self.finish_reason = "stop"
-                break
-            text, stopped = stops.push(decoder.feed(token))
-            if text:
-                yield TextDelta(text, token)
-            if stopped:
-                self.finish_reason = "stop"
+            yield from deltas
+            if self.finish_reason is not None:
                 return
-            if len(self.token_ids) >= config.max_tokens or len(context) >= (
-                self.model.context_length
-            ):
-                self.finish_reason = "length"
-                break
-            logits = self.model.forward(cache, [token])
-        text, stopped = stops.push(decoder.flush())
-        text += "" if stopped else stops.flush()
+            logits = self.model.forward(cache, self.token_ids[-1:])
+
+
+class TokenStream:
+    """Turns one request's successive logits into tokens and text: samples (the draw's
+    position is the new token's absolute position), records the token on `generation`,
+    and applies end-of-generation, stop strings, max_tokens and the context length. The
+    one place these rules live: `Generation` and `runtime.scheduler` both drive it."""
+
+    def __init__(self, generation: Generation, decoder: StreamDecoder, stops: StopMatcher) -> None:
+        self.generation = generation
+        self.context = list(generation.prompt)
+        self._eog = frozenset(generation.tokenizer.eog_ids)
+        self._decoder, self._stops = decoder, stops
+
+    def accept(self, logits: np.ndarray) -> list[TextDelta]:
+        """Sample the next token from `logits` [n_vocab]; return the text it releases. When
+        the request is done, sets `generation.finish_reason` (text held back included)."""
+        g, config = self.generation, self.generation.config
+        token = sample_token(logits, config.sampling, self.context)
+        g.token_ids.append(token)
+        self.context.append(token)
+        if token in self._eog and not config.ignore_eog:
+            g.finish_reason = "stop"
+            return self._flush()
+        text, stopped = self._stops.push(self._decoder.feed(token))
+        deltas = [TextDelta(text, token)] if text else []
         if stopped:
-            self.finish_reason = "stop"
-        if text:
-            yield TextDelta(text, None)
+            g.finish_reason = "stop"
+        elif len(g.token_ids) >= config.max_tokens or len(self.context) >= (g.model.context_length):
+            g.finish_reason = "length"
+            deltas += self._flush()
+        return deltas
+
+    def _flush(self) -> list[TextDelta]:
+        text, stopped = self._stops.push(self._decoder.flush())
+        text += "" if stopped else self._stops.flush()
+        if stopped:
+            self.generation.finish_reason = "stop"
+        return [TextDelta(text, None)] if text else []
 
 
 def generate_text(

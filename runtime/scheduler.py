@@ -1,0 +1,157 @@
+"""Continuous batching: many requests share each forward pass of one model.
+
+Every `step` runs one `forward_batch` holding, for each running request, either its last
+sampled token (decode) or the next chunk of its prompt (chunked prefill, at most
+`prefill_chunk` tokens), within a budget of `max_batch_tokens` new tokens per step.
+Decode steps are served first, then prompt chunks, oldest request first; waiting requests
+join, in submission order, as running ones finish (at most `max_running` at once).
+
+Because the contract's logits do not depend on the batch, on how a prompt is chunked, or on
+a reused prefix (docs/PRECISION.md 9), and a seeded draw depends only on its logits, seed
+and position (docs/SAMPLING.md), every request produces exactly the tokens and text it
+would produce alone (`runtime.generate.Generation`), whatever else is scheduled with it;
+tests/runtime/test_scheduler.py checks this. The rules after each token (end of
+generation, stop strings, max_tokens, context length) are `runtime.generate.TokenStream`'s.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from runtime.generate import (
+    Generation,
+    GenerationConfig,
+    GenerationTokenizer,
+    StopMatcher,
+    TextDelta,
+    TokenStream,
+)
+from runtime.model import Model, SequenceInput
+
+
+class ScheduledRequest:
+    """One request in a `Scheduler`. `deltas` grows as text is released; `finish_reason`
+    is set ("stop" or "length") when it is done; `generation` holds its token ids. `error`
+    is the exception of a forward pass that ended it early (its finish_reason stays None)."""
+
+    def __init__(self, generation: Generation) -> None:
+        self.generation = generation
+        self.deltas: list[TextDelta] = []
+        self.error: BaseException | None = None
+        self.cache: Any = None
+        self.stream: TokenStream | None = None
+        self.n_fed = 0  # prompt positions in the cache (computed or reused)
+
+    @property
+    def finish_reason(self) -> str | None:
+        return self.generation.finish_reason
+
+    @property
+    def token_ids(self) -> list[int]:
+        return self.generation.token_ids
+
+    @property
+    def text(self) -> str:
+        return "".join(d.text for d in self.deltas)
+
+
+class Scheduler:
+    """Runs submitted requests on `model` in shared batches; see the module docstring."""
+
+    def __init__(
+        self,
+        model: Model,
+        tokenizer: GenerationTokenizer,
+        *,
+        max_running: int = 8,
+        max_batch_tokens: int = 256,
+        prefill_chunk: int = 128,
+    ) -> None:
+        if min(max_running, max_batch_tokens, prefill_chunk) < 1:
+            raise ValueError("max_running, max_batch_tokens and prefill_chunk must be >= 1")
+        self.model, self.tokenizer = model, tokenizer
+        self.max_running, self.max_batch_tokens = max_running, max_batch_tokens
+        self.prefill_chunk = prefill_chunk
+        self.waiting: deque[ScheduledRequest] = deque()
+        self.running: list[ScheduledRequest] = []
+
+    def submit(self, prompt: Sequence[int], config: GenerationConfig) -> ScheduledRequest:
+        """Queue a request (validated as `Generation` validates it: ValueError for an empty
+        prompt or one that fills the context)."""
+        request = ScheduledRequest(Generation(self.model, self.tokenizer, prompt, config))
+        if config.max_tokens == 0:
+            request.generation.finish_reason = "length"
+        else:
+            self.waiting.append(request)
+        return request
+
+    @property
+    def has_work(self) -> bool:
+        return bool(self.waiting or self.running)
+
+    def run(self) -> None:
+        """Step until every submitted request is done."""
+        while self.has_work:
+            self.step()
+
+    def step(self) -> None:
+        """One forward pass over the running requests' next tokens. If it raises, every
+        running request ends with that `error` and its cache released, and it re-raises;
+        waiting requests stay queued."""
+        self._admit()
+        plan = self._plan()
+        if not plan:
+            return
+        batch = [SequenceInput(r.cache, tokens, logits) for r, tokens, logits in plan]
+        try:
+            results = self.model.forward_batch(batch)
+        except BaseException as exc:
+            for request in self.running:  # a failed pass leaves no request half-run
+                request.error = exc
+                request.cache.release()
+            self.running.clear()
+            raise
+        for (request, tokens, logits), out in zip(plan, results, strict=True):
+            if request.stream is None:
+                request.n_fed += len(tokens)
+            if logits == "last":
+                self._accept(request, out[0])
+
+    def _admit(self) -> None:
+        while self.waiting and len(self.running) < self.max_running:
+            request = self.waiting.popleft()
+            g = request.generation
+            request.cache = self.model.new_cache(g.prompt)
+            request.n_fed = g.stats.num_reused_prompt_tokens = request.cache.length
+            self.running.append(request)
+
+    def _plan(self) -> list[tuple[ScheduledRequest, list[int], str]]:
+        """(request, new tokens, logits mode) for this step: decodes, then prompt chunks."""
+        budget = self.max_batch_tokens
+        plan = []
+        for request in self.running:
+            if request.stream is not None and budget > 0:
+                plan.append((request, request.token_ids[-1:], "last"))
+                budget -= 1
+        for request in self.running:
+            if request.stream is None and budget > 0:
+                prompt = request.generation.prompt
+                n = min(self.prefill_chunk, budget, len(prompt) - request.n_fed)
+                chunk = prompt[request.n_fed : request.n_fed + n]
+                is_last = request.n_fed + n == len(prompt)
+                plan.append((request, chunk, "last" if is_last else "none"))
+                budget -= n
+        return plan
+
+    def _accept(self, request: ScheduledRequest, logits) -> None:
+        g = request.generation
+        if request.stream is None:  # the prompt is in: first token
+            decoder = self.tokenizer.stream_decoder()
+            request.stream = TokenStream(g, decoder, StopMatcher(g.config.stop))
+        request.deltas += request.stream.accept(logits)
+        g.stats.num_generated = len(g.token_ids)
+        if g.finish_reason is not None:
+            request.cache.release()
+            self.running.remove(request)
