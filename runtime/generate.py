@@ -156,21 +156,18 @@ class Generation:
         self.stats = GenerationStats(num_prompt_tokens=len(self.prompt))
 
     def __iter__(self) -> Iterator[TextDelta]:
-        config = self.config
-        decoder = self.tokenizer.stream_decoder()
-        stops = StopMatcher(config.stop)
-        if config.max_tokens == 0:
+        if self.config.max_tokens == 0:
             self.finish_reason = "length"
             return
         with self.model.new_cache(self.prompt) as cache:
-            yield from self._run(cache, decoder, stops)
+            yield from self._run(cache)
 
-    def _run(self, cache: Any, decoder: StreamDecoder, stops: StopMatcher) -> Iterator[TextDelta]:
+    def _run(self, cache: Any) -> Iterator[TextDelta]:
         self.stats.num_reused_prompt_tokens = reused = cache.length
         started = time.perf_counter()
         logits = self.model.forward(cache, self.prompt[reused:])
         self.stats.prefill_seconds = time.perf_counter() - started
-        stream = TokenStream(self, decoder, stops)
+        stream = TokenStream(self)
         first_token_at = 0.0
         while True:
             deltas = stream.accept(logits)
@@ -191,11 +188,12 @@ class TokenStream:
     and applies end-of-generation, stop strings, max_tokens and the context length. The
     one place these rules live: `Generation` and `runtime.scheduler` both drive it."""
 
-    def __init__(self, generation: Generation, decoder: StreamDecoder, stops: StopMatcher) -> None:
+    def __init__(self, generation: Generation) -> None:
         self.generation = generation
         self.context = list(generation.prompt)
         self._eog = frozenset(generation.tokenizer.eog_ids)
-        self._decoder, self._stops = decoder, stops
+        self._decoder = generation.tokenizer.stream_decoder()
+        self._stops = StopMatcher(generation.config.stop)
 
     def accept(self, logits: np.ndarray) -> list[TextDelta]:
         """Sample the next token from `logits` [n_vocab]; return the text it releases. When

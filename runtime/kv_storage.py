@@ -44,6 +44,25 @@ class _BlockStorage:
     def _new(self, n_blocks: int) -> list[Any]:
         raise NotImplementedError
 
+    def _parts(self, bf: Any) -> tuple[Any, Any]:
+        """(integers [n, H_kv, D], scales or exponents [n, H_kv]) of a backend block float."""
+        raise NotImplementedError
+
+    def index(self, slots: np.ndarray) -> tuple[Any, Any, Any]:
+        """The array index of pool slots [n] (block * block_size + offset) in this storage's
+        array type: compute it once and pass it to `write` for every layer."""
+        blocks, offsets = np.divmod(np.asarray(slots, dtype=np.int64), self.block_size)
+        return blocks, slice(None), offsets
+
+    def write(self, layer: int, slots: Any, k: Any, v: Any) -> None:
+        """Store the keys and values of `layer` at pool `slots` ([n] int, or `index(slots)`):
+        `k`, `v` are this backend's block floats of n rows."""
+        at = slots if isinstance(slots, tuple) else self.index(slots)
+        for target, value in zip(
+            self._layers[layer], (*self._parts(k), *self._parts(v)), strict=True
+        ):
+            target[at] = value
+
     def grow(self, n_blocks: int) -> None:
         """Room for `n_blocks` blocks; blocks already held keep their contents and ids."""
         for index, old in enumerate(self._layers):
@@ -82,14 +101,8 @@ class ReferenceKVStorage(_BlockStorage):
             np.ones((n_blocks, h, b)),
         ]
 
-    def write(self, layer: int, slots: np.ndarray, k: BlockFloat, v: BlockFloat) -> None:
-        """Store rows [n, H_kv, D] / scales [n, H_kv] of `k`, `v` at pool slots [n]."""
-        blocks, offsets = np.divmod(np.asarray(slots, dtype=np.int64), self.block_size)
-        k_int, k_scale, v_int, v_scale = self._layers[layer]
-        k_int[blocks, :, offsets] = k.integers
-        k_scale[blocks, :, offsets] = k.scale
-        v_int[blocks, :, offsets] = v.integers
-        v_scale[blocks, :, offsets] = v.scale
+    def _parts(self, bf: BlockFloat) -> tuple[np.ndarray, np.ndarray]:
+        return bf.integers, bf.scale
 
 
 class TritonKVStorage(_BlockStorage):
@@ -115,14 +128,12 @@ class TritonKVStorage(_BlockStorage):
             zeros(n_blocks, h, b),
         ]
 
-    def write(self, layer: int, slots: np.ndarray, k: Any, v: Any) -> None:
-        """Store `k`, `v` (`kernels.quantize.BlockFloat`: int32 integers [n, H_kv, D] and
-        exponents [n, H_kv] on the device) at pool slots [n]."""
+    def _parts(self, bf: Any) -> tuple[Any, Any]:
+        return bf.integers, bf.exponent  # kernels.quantize.BlockFloat, on the device
+
+    def index(self, slots: np.ndarray) -> tuple[Any, Any, Any]:
         import torch
 
-        blocks, offsets = np.divmod(np.asarray(slots, dtype=np.int64), self.block_size)
-        at = (torch.from_numpy(blocks).to(self.device), slice(None))
-        at = (*at, torch.from_numpy(offsets).to(self.device))
-        k_int, k_exp, v_int, v_exp = self._layers[layer]
-        k_int[at], k_exp[at] = k.integers, k.exponent
-        v_int[at], v_exp[at] = v.integers, v.exponent
+        blocks, everything, offsets = super().index(slots)
+        to_device = torch.from_numpy
+        return to_device(blocks).to(self.device), everything, to_device(offsets).to(self.device)

@@ -24,7 +24,6 @@ from runtime.generate import (
     Generation,
     GenerationConfig,
     GenerationTokenizer,
-    StopMatcher,
     TextDelta,
     TokenStream,
 )
@@ -41,8 +40,7 @@ class ScheduledRequest:
         self.deltas: list[TextDelta] = []
         self.error: BaseException | None = None
         self.cache: Any = None
-        self.stream: TokenStream | None = None
-        self.n_fed = 0  # prompt positions in the cache (computed or reused)
+        self.stream: TokenStream | None = None  # set once the prompt is in
 
     @property
     def finish_reason(self) -> str | None:
@@ -113,9 +111,7 @@ class Scheduler:
                 request.cache.release()
             self.running.clear()
             raise
-        for (request, tokens, logits), out in zip(plan, results, strict=True):
-            if request.stream is None:
-                request.n_fed += len(tokens)
+        for (request, _, logits), out in zip(plan, results, strict=True):
             if logits == "last":
                 self._accept(request, out[0])
 
@@ -124,7 +120,7 @@ class Scheduler:
             request = self.waiting.popleft()
             g = request.generation
             request.cache = self.model.new_cache(g.prompt)
-            request.n_fed = g.stats.num_reused_prompt_tokens = request.cache.length
+            g.stats.num_reused_prompt_tokens = request.cache.length
             self.running.append(request)
 
     def _plan(self) -> list[tuple[ScheduledRequest, list[int], str]]:
@@ -137,10 +133,10 @@ class Scheduler:
                 budget -= 1
         for request in self.running:
             if request.stream is None and budget > 0:
-                prompt = request.generation.prompt
-                n = min(self.prefill_chunk, budget, len(prompt) - request.n_fed)
-                chunk = prompt[request.n_fed : request.n_fed + n]
-                is_last = request.n_fed + n == len(prompt)
+                prompt, fed = request.generation.prompt, request.cache.length
+                n = min(self.prefill_chunk, budget, len(prompt) - fed)
+                chunk = prompt[fed : fed + n]
+                is_last = fed + n == len(prompt)
                 plan.append((request, chunk, "last" if is_last else "none"))
                 budget -= n
         return plan
@@ -148,8 +144,7 @@ class Scheduler:
     def _accept(self, request: ScheduledRequest, logits) -> None:
         g = request.generation
         if request.stream is None:  # the prompt is in: first token
-            decoder = self.tokenizer.stream_decoder()
-            request.stream = TokenStream(g, decoder, StopMatcher(g.config.stop))
+            request.stream = TokenStream(g)
         request.deltas += request.stream.accept(logits)
         g.stats.num_generated = len(g.token_ids)
         if g.finish_reason is not None:

@@ -182,12 +182,18 @@ class SequenceCache:
         if not 0 <= length <= self.length:
             raise ValueError(f"cannot copy {length} positions of a cache of length {self.length}")
         twin = SequenceCache(self.pool)
-        shared = self.block_table[: -(-length // self.pool.block_size)]
-        self.pool.allocator.share(shared)
-        twin.block_table.extend(shared)
-        twin.length = length
-        twin.tokens = self.tokens[:length].copy()
+        twin.adopt(self.block_table[: -(-length // self.pool.block_size)], self.tokens[:length])
         return twin
+
+    def adopt(self, blocks: list[int], tokens: np.ndarray) -> None:
+        """Take `blocks` (shared, not copied) as the cache of `tokens`, positions 0..n-1;
+        the cache must be empty. `copy` and the prefix cache start sequences this way."""
+        if self.length or self.block_table:
+            raise ValueError("only an empty cache can adopt a prefix")
+        self.pool.allocator.share(blocks)
+        self.block_table.extend(blocks)
+        self.length = len(tokens)
+        self.tokens = np.array(tokens, dtype=np.int64)
 
     def release(self) -> None:
         """Hand every block back to the pool; the cache is empty (and usable) afterwards.

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,7 @@ class _Slices:
     starts: tuple[int, ...]  # also `query_starts` of paged attention, with stops[-1]
     stops: tuple[int, ...]
     positions: np.ndarray  # int64 [n_rows]: absolute positions
-    slots: np.ndarray  # int64 [n_rows]: KV pool slot of each row's key and value
+    slots: Any  # where each row's key and value go: the KV storage's `index` of pool slots
     seq_lens: np.ndarray  # int64 [n_seq]: positions in each cache once this call's are added
     block_tables: np.ndarray  # int32 [n_seq, max_blocks], zero-padded
 
@@ -76,7 +77,7 @@ def forward(
     """
     _check_batch(config, batch, pool)
     tokens = np.concatenate([np.asarray(b.tokens, dtype=np.int64) for b in batch])
-    slices = _plan(batch)
+    slices = _plan(batch, pool.storage)
     starts, stops, positions = slices.starts, slices.stops, slices.positions
     storage = pool.storage
 
@@ -109,7 +110,7 @@ def forward(
     return out
 
 
-def _plan(batch: Sequence[SequenceInput]) -> _Slices:
+def _plan(batch: Sequence[SequenceInput], storage) -> _Slices:
     """Reserve every cache's blocks for its new tokens; lay out the batch's rows."""
     sizes = [len(b.tokens) for b in batch]
     stops = tuple(int(s) for s in np.cumsum(sizes))
@@ -125,7 +126,7 @@ def _plan(batch: Sequence[SequenceInput]) -> _Slices:
         starts,
         stops,
         np.concatenate([c.length + np.arange(n, dtype=np.int64) for c, n in caches]),
-        np.concatenate([c.slots(c.length, n) for c, n in caches]),
+        storage.index(np.concatenate([c.slots(c.length, n) for c, n in caches])),
         np.array([c.length + n for c, n in caches], dtype=np.int64),
         block_tables,
     )

@@ -49,7 +49,6 @@ class PrefixCache:
         self.max_blocks = max_blocks
         self.root = hashlib.sha256(SCHEME + pool.block_size.to_bytes(8, "little")).digest()
         self._entries: OrderedDict[bytes, _Entry] = OrderedDict()  # least recently used first
-        self.n_hit_blocks = 0
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -87,11 +86,7 @@ class PrefixCache:
             raise ValueError("attach: the cache must be empty and belong to this pool")
         tokens = np.asarray(tokens, dtype=np.int64)
         blocks = self.match(tokens, len(tokens) - 1)
-        self.pool.allocator.share(blocks)
-        cache.block_table.extend(blocks)
-        cache.length = len(blocks) * self.pool.block_size
-        cache.tokens = tokens[: cache.length].copy()
-        self.n_hit_blocks += len(blocks)
+        cache.adopt(blocks, tokens[: len(blocks) * self.pool.block_size])
         return cache.length
 
     def insert(self, cache: SequenceCache) -> int:
