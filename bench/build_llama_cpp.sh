@@ -4,8 +4,8 @@
 # Prints the bin directory on its last line. About 15 minutes on two cores the first time.
 set -euo pipefail
 PY=${PYTHON:-python3}
-src=$("$PY" -c 'from runtime.assets import llama_cpp_dir; print(llama_cpp_dir())')
-cache=$("$PY" -c 'from runtime.assets import cache_dir; print(cache_dir())')
+src=$("$PY" -c 'from exactserve.runtime.assets import llama_cpp_dir; print(llama_cpp_dir())')
+cache=$("$PY" -c 'from exactserve.runtime.assets import cache_dir; print(cache_dir())')
 build="$cache/llama.cpp-build"
 targets="llama-bench llama-perplexity llama-tokenize llama-server llama-cli"
 if [ ! -x "$build/bin/llama-perplexity" ] || [ ! -x "$build/bin/llama-tokenize" ]; then

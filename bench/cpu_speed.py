@@ -38,7 +38,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from runtime.assets import demo_model_path  # noqa: E402
+from exactserve.runtime.assets import demo_model_path  # noqa: E402
 
 BENCH_DIR = Path(__file__).resolve().parent
 
@@ -64,8 +64,8 @@ def ours(
     model_path: Path, n_prompt: int, n_gen: int, reps: int, profile: Path | None
 ) -> dict[str, list[float]]:
     """tokens/s of each repetition, {"pp": [...], "tg": [...]}, after one warm-up each."""
-    from runtime.gguf_file import open_gguf
-    from runtime.model import load_model
+    from exactserve.runtime.gguf_file import open_gguf
+    from exactserve.runtime.model import load_model
 
     with open_gguf(model_path) as gguf:
         bos = int(gguf.metadata.get("tokenizer.ggml.bos_token_id", 1))

@@ -8,10 +8,10 @@
 # Then: device run with carry [".device"] and command "bash bench/device_check.sh".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -c "import gguf, runtime.assets" 2>/dev/null || { echo "activate the project's venv first (it has gguf)" >&2; exit 1; }
+python3 -c "import gguf, exactserve.runtime.assets" 2>/dev/null || { echo "activate the project's venv first (it has gguf)" >&2; exit 1; }
 rm -rf .device && mkdir -p .device/whl
 python3 -m pip download -q --no-deps --only-binary=:all: -d .device/whl gguf==0.19.0
-src=$(python3 -c "from runtime.assets import llama_cpp_source; print(llama_cpp_source())")
+src=$(python3 -c "from exactserve.runtime.assets import llama_cpp_source; print(llama_cpp_source())")
 dst=.device/cache/$(basename "$src")
 mkdir -p "$dst/vendor/llama.cpp/models/templates"
 cp "$src/vendor/llama.cpp/models/ggml-vocab-llama-spm.gguf" "$dst/vendor/llama.cpp/models/"

@@ -42,8 +42,8 @@ from logprob_file import (
     scored_rows,
 )
 
-from runtime.assets import cache_dir, demo_model_path
-from runtime.gguf_file import open_gguf
+from exactserve.runtime.assets import cache_dir, demo_model_path
+from exactserve.runtime.gguf_file import open_gguf
 
 DEFAULT_TEXT = Path("/usr/share/common-licenses/GPL-3")
 BENCH_DIR = Path(__file__).resolve().parent
@@ -216,7 +216,7 @@ def ours_run(
     llama_file: LogprobFile,
 ) -> dict:
     """Our reference engine over the first n_chunk chunks, compared with both saved files."""
-    from runtime.model import SequenceInput, load_model
+    from exactserve.runtime.model import SequenceInput, load_model
 
     model = load_model(job.model)
     vs_tf, vs_llama = KLStats(), KLStats()
@@ -251,7 +251,7 @@ def ours_run(
 
 
 def our_tokenization(model: Path, text: Path) -> np.ndarray:
-    from runtime.tokenizer import Tokenizer
+    from exactserve.runtime.tokenizer import Tokenizer
 
     content = text.read_text()
     if content.endswith("\n"):

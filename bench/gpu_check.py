@@ -37,24 +37,25 @@ import numpy as np
 import torch
 from gguf import GGMLQuantizationType as T
 
-import kernels  # first: sets TRITON_INTERPRET=1 without CUDA, before any kernel is defined
-from kernels.activations import gated, unary
-from kernels.attention import paged_attention
-from kernels.embedding import embedding_rows
-from kernels.logits import argmax
-from kernels.matmul import matmul, matmul_quantized
-from kernels.quantize import block_float, quantize_activations
-from kernels.quants import FP16_FIELDS, WeightMatrix, weight_matrix
-from kernels.rmsnorm import rmsnorm
-from kernels.rope import apply_rope
-from reference import activations as ref_act
-from reference.attention import paged_attention as ref_paged_attention
-from reference.matmul import matmul as ref_matmul
-from reference.matmul import prepare_integer
-from reference.quantize import block_float as ref_block_float
-from reference.quants import block_geometry, to_integer_form
-from reference.rmsnorm import rmsnorm as ref_rmsnorm
-from reference.rope import rope_frequencies, rope_table
+# exactserve.kernels sets TRITON_INTERPRET=1 without CUDA, before any kernel is defined
+from exactserve import kernels
+from exactserve.kernels.activations import gated, unary
+from exactserve.kernels.attention import paged_attention
+from exactserve.kernels.embedding import embedding_rows
+from exactserve.kernels.logits import argmax
+from exactserve.kernels.matmul import matmul, matmul_quantized
+from exactserve.kernels.quantize import block_float, quantize_activations
+from exactserve.kernels.quants import FP16_FIELDS, WeightMatrix, weight_matrix
+from exactserve.kernels.rmsnorm import rmsnorm
+from exactserve.kernels.rope import apply_rope
+from exactserve.reference import activations as ref_act
+from exactserve.reference.attention import paged_attention as ref_paged_attention
+from exactserve.reference.matmul import matmul as ref_matmul
+from exactserve.reference.matmul import prepare_integer
+from exactserve.reference.quantize import block_float as ref_block_float
+from exactserve.reference.quants import block_geometry, to_integer_form
+from exactserve.reference.rmsnorm import rmsnorm as ref_rmsnorm
+from exactserve.reference.rope import rope_frequencies, rope_table
 
 ROOT = Path(__file__).resolve().parents[1]
 KV_BLOCK = 16  # positions per KV cache block, the engine's default
@@ -133,7 +134,7 @@ def weight_bytes(w: WeightMatrix) -> int:
 
 
 def run_audit(level: str, capability: int | None) -> bool:
-    command = [sys.executable, "-m", "kernels.audit", "--level", level]
+    command = [sys.executable, "-m", "exactserve.kernels.audit", "--level", level]
     if capability is not None:
         command += ["--capability", str(capability)]
     env = {**os.environ, "TRITON_INTERPRET": "0"}

@@ -27,8 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from runtime.assets import cache_dir, demo_model_path, llama_cpp_dir
-from runtime.tokenizer import Tokenizer
+from exactserve.runtime.assets import cache_dir, demo_model_path, llama_cpp_dir
+from exactserve.runtime.tokenizer import Tokenizer
 
 TEXT_BYTES = 1 << 20
 GPL = Path("/usr/share/common-licenses/GPL-3")

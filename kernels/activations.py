@@ -9,8 +9,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.fp import pow2_f32, rint_f32
-from reference import activations as ref
+from exactserve.kernels.fp import pow2_f32, rint_f32
+from exactserve.reference import activations as ref
 
 EXP_LO = tl.constexpr(float(ref.EXP_LO))
 EXP_HI = tl.constexpr(float(ref.EXP_HI))

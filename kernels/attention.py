@@ -41,12 +41,12 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels import INTERPRETED
-from kernels.activations import exp, softcap
-from kernels.fp import exponent_f64, pow2_f64, rint_f64, tree_sum
-from kernels.quantize import block_float
-from reference.attention import KV_CHUNK
-from reference.quantize import BF_BITS
+from exactserve.kernels import INTERPRETED
+from exactserve.kernels.activations import exp, softcap
+from exactserve.kernels.fp import exponent_f64, pow2_f64, rint_f64, tree_sum
+from exactserve.kernels.quantize import block_float
+from exactserve.reference.attention import KV_CHUNK
+from exactserve.reference.quantize import BF_BITS
 
 # Static tiles: rows per program, and the head-size pieces of the Q.K and P.V dots (they
 # bound float64 operands on chip: a [64, 64] float64 tile is 32 KiB). Bits never depend on

@@ -12,8 +12,8 @@ Forbidden in the PTX of every kernel (all of them are on the contract path):
 partial result is an exact integer, so it is allowed.)
 
 The kernels must be imported without the interpreter for this: run
-`TRITON_INTERPRET=0 python -m kernels.audit` (bench/gpu_check.py does it in a subprocess on a
-CPU machine). Under the interpreter nothing compiles, and the audit fails saying so.
+`TRITON_INTERPRET=0 python -m exactserve.kernels.audit` (bench/gpu_check.py does it in a
+subprocess on a CPU machine). Under the interpreter nothing compiles, and the audit fails saying so.
 """
 
 from __future__ import annotations
@@ -169,9 +169,18 @@ def example_launches(level: str = "full") -> list[Launch]:
     weight type and float type on both matmul paths, every row-wise op, attention with and
     without window and cap, head sizes 64 and 256; "quick": three weight types; "smoke":
     one weight type and the row-wise ops most likely to grow an FMA (exp, RMSNorm)."""
-    from kernels import activations, attention, logits, matmul, quantize, quants, rmsnorm, rope
-    from kernels.quants import weight_matrix
-    from reference.quants import QUANT_UNITS, block_geometry
+    from exactserve.kernels import (
+        activations,
+        attention,
+        logits,
+        matmul,
+        quantize,
+        quants,
+        rmsnorm,
+        rope,
+    )
+    from exactserve.kernels.quants import weight_matrix
+    from exactserve.reference.quants import QUANT_UNITS, block_geometry
 
     if level not in LEVELS:
         raise ValueError(f"unknown audit level {level!r}; choose one of {', '.join(LEVELS)}")
@@ -243,7 +252,7 @@ def run(level: str, capability: int | None = None) -> int:
     if not launches:
         print(
             "audit: no kernel was compiled: the kernels were imported under the Triton "
-            "interpreter; run `TRITON_INTERPRET=0 python -m kernels.audit`",
+            "interpreter; run `TRITON_INTERPRET=0 python -m exactserve.kernels.audit`",
             file=sys.stderr,
         )
         return 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels import INTERPRETED
+from exactserve.kernels import INTERPRETED
 
 
 def default_device() -> torch.device:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from kernels.quants import WeightMatrix, dequantize_rows
+from exactserve.kernels.quants import WeightMatrix, dequantize_rows
 
 
 def embedding_rows(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from reference import fp as ref
+from exactserve.reference import fp as ref
 
 MAGIC_F32 = tl.constexpr(float(ref.MAGIC_F32))  # 1.5 * 2^23
 MAGIC_F64 = tl.constexpr(float(ref.MAGIC_F64))  # 1.5 * 2^52

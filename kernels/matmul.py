@@ -14,12 +14,12 @@ from __future__ import annotations
 import torch
 import triton
 
-from kernels import INTERPRETED
-from kernels.matmul_float import _float_decode_kernel, _float_prefill_kernel
-from kernels.matmul_quant import _decode_kernel, _prefill_kernel
-from kernels.quantize import QuantizedActivations, quantize_activations
-from kernels.quants import FLOAT_TYPE_SIZES, T, WeightMatrix, quant_layout
-from reference.quantize import ACT_BLOCK
+from exactserve.kernels import INTERPRETED
+from exactserve.kernels.matmul_float import _float_decode_kernel, _float_prefill_kernel
+from exactserve.kernels.matmul_quant import _decode_kernel, _prefill_kernel
+from exactserve.kernels.quantize import QuantizedActivations, quantize_activations
+from exactserve.kernels.quants import FLOAT_TYPE_SIZES, T, WeightMatrix, quant_layout
+from exactserve.reference.quantize import ACT_BLOCK
 
 DECODE_MAX_ROWS = 8
 # Static tiles: (prefill BLOCK_M, prefill BLOCK_N, decode BLOCK_N, decode SPAN: weights per

@@ -17,8 +17,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.fp import TINY_F32, exponent_f32, load_float, pow2_f32, pow2_f64, rint_f32
-from reference import matmul as ref
+from exactserve.kernels.fp import TINY_F32, exponent_f32, load_float, pow2_f32, pow2_f64, rint_f32
+from exactserve.reference import matmul as ref
 
 FLOAT_BITS = tl.constexpr(ref.FLOAT_BITS)  # |q_w| <= 2^21
 

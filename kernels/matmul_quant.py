@@ -27,8 +27,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.fp import pow2_f32
-from kernels.quants.unpack import unpack_group, unpack_q
+from exactserve.kernels.fp import pow2_f32
+from exactserve.kernels.quants.unpack import unpack_group, unpack_q
 
 
 @triton.jit

@@ -15,8 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.fp import TINY_F32, exponent_f32, pow2_f32, rint_f32
-from reference.quantize import ACT_BITS, ACT_BLOCK, BF_BITS
+from exactserve.kernels.fp import TINY_F32, exponent_f32, pow2_f32, rint_f32
+from exactserve.reference.quantize import ACT_BITS, ACT_BLOCK, BF_BITS
 
 ACT_ROW_TILE = 16
 ACT_COL_TILE = 256  # a multiple of ACT_BLOCK; any value gives the same bits

@@ -12,7 +12,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kernels.fp import tree_sum
+from exactserve.kernels.fp import tree_sum
 
 ROW_TILE = 4
 

@@ -11,7 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
-from reference.rope import NEOX, NORMAL
+from exactserve.reference.rope import NEOX, NORMAL
 
 ROW_TILE = 16
 

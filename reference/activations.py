@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.fp import F32, MAGIC_F32, pow2_f32
+from exactserve.reference.fp import F32, MAGIC_F32, pow2_f32
 
 # Contract 4.1 constants (fp32 values; hex is exact).
 EXP_LO = F32(-104.0)  # inputs below are raised to this: the result rounds to +0.0

@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.activations import exp, softcap
-from reference.fp import F32, F64, tree_sum
-from reference.quantize import block_float, block_float_f64
+from exactserve.reference.activations import exp, softcap
+from exactserve.reference.fp import F32, F64, tree_sum
+from exactserve.reference.quantize import block_float, block_float_f64
 
 KV_CHUNK = 64
 QUERY_TILE = 128  # queries per step; any value gives the same bits (queries are independent)

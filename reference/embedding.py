@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.fp import F32
-from reference.matmul import PreparedMatrix
-from reference.quants import IntegerWeights
+from exactserve.reference.fp import F32
+from exactserve.reference.matmul import PreparedMatrix
+from exactserve.reference.quants import IntegerWeights
 
 
 def embedding_rows_prepared(table: PreparedMatrix, ids: np.ndarray) -> np.ndarray:

@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reference.fp import F32, F64, TINY_F32, exponent_f32, pow2_f32, rint_f32
-from reference.quantize import ACT_BLOCK, quantize_activations
+from exactserve.reference.fp import F32, F64, TINY_F32, exponent_f32, pow2_f32, rint_f32
+from exactserve.reference.quantize import ACT_BLOCK, quantize_activations
 
 FLOAT_GROUP = 32  # contract 5.3
 FLOAT_BITS = 21  # contract 5.3: |q| <= 2^21

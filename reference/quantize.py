@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reference.fp import (
+from exactserve.reference.fp import (
     F32,
     F64,
     TINY_F32,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.fp import F32, tree_sum
+from exactserve.reference.fp import F32, tree_sum
 
 ONE = F32(1.0)
 

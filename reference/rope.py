@@ -16,7 +16,7 @@ from math import factorial
 
 import numpy as np
 
-from reference.fp import F32, F64, rint_f64
+from exactserve.reference.fp import F32, F64, rint_f64
 
 NORMAL = "normal"  # pairs (2i, 2i + 1), llama.cpp LLAMA_ROPE_TYPE_NORM
 NEOX = "neox"  # pairs (i, i + n_rot / 2), llama.cpp LLAMA_ROPE_TYPE_NEOX

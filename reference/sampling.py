@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reference.activations import exp
+from exactserve.reference.activations import exp
 
 _MASK32 = 0xFFFFFFFF
 # Philox-4x32 round multipliers and Weyl key increments (Salmon et al., SC'11; Random123).

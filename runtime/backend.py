@@ -23,10 +23,15 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 from gguf import GGMLQuantizationType
 
-from reference import activations, attention, embedding, matmul, quantize, rmsnorm, rope
-from reference.quants import FLOAT_TYPE_SIZES, IntegerWeights, dequantize, to_integer_form
-from runtime.errors import UnsupportedError
-from runtime.kv_storage import KVShape, ReferenceKVStorage, TritonKVStorage
+from exactserve.reference import activations, attention, embedding, matmul, quantize, rmsnorm, rope
+from exactserve.reference.quants import (
+    FLOAT_TYPE_SIZES,
+    IntegerWeights,
+    dequantize,
+    to_integer_form,
+)
+from exactserve.runtime.errors import UnsupportedError
+from exactserve.runtime.kv_storage import KVShape, ReferenceKVStorage, TritonKVStorage
 
 BACKEND_ENV = "EXACTSERVE_BACKEND"
 BACKENDS = ("reference", "triton")
@@ -132,8 +137,10 @@ class TritonOps:
     name = "triton"
 
     def __init__(self) -> None:
-        import kernels  # sets TRITON_INTERPRET=1 on a machine without CUDA, before any kernel
-        from kernels.device import default_device
+        from exactserve import (
+            kernels,  # sets TRITON_INTERPRET=1 on a machine without CUDA, before any kernel
+        )
+        from exactserve.kernels.device import default_device
 
         self.interpreted = kernels.INTERPRETED
         self.device = default_device()
@@ -153,7 +160,7 @@ class TritonOps:
         return x.detach().cpu().numpy() if hasattr(x, "detach") else np.asarray(x)
 
     def prepare_matrix(self, raw, ggml_type, n_out, n_in):
-        from kernels.quants import weight_matrix
+        from exactserve.kernels.quants import weight_matrix
 
         return weight_matrix(raw, ggml_type, n_out, n_in, self.device)
 
@@ -161,18 +168,18 @@ class TritonOps:
         return self.prepare_matrix(raw, ggml_type, n_vocab, n_embd)
 
     def embedding_rows(self, table, ids):
-        from kernels.embedding import embedding_rows
+        from exactserve.kernels.embedding import embedding_rows
 
         return embedding_rows(table, self._in(ids, np.int64))
 
     def quantize_activations(self, x):
-        from kernels.quantize import quantize_activations
+        from exactserve.kernels.quantize import quantize_activations
 
         return RoundedActivations(quantize_activations(self._in(x)))
 
     def matmul_quantized(self, acts, w, bias=None, executor=None):
         """`executor` (the reference's CPU thread pool) has no role on this backend."""
-        from kernels.matmul import matmul_quantized
+        from exactserve.kernels.matmul import matmul_quantized
 
         return matmul_quantized(acts, w, None if bias is None else self._in(bias))
 
@@ -180,19 +187,19 @@ class TritonOps:
         return self.matmul_quantized(self.quantize_activations(x).values, w, bias)
 
     def rmsnorm(self, x, weight, eps):
-        from kernels.rmsnorm import rmsnorm
+        from exactserve.kernels.rmsnorm import rmsnorm
 
         return rmsnorm(self._in(x), self._in(weight), eps)
 
     def apply_rope(self, x, cos, sin, layout):
-        from kernels.rope import apply_rope
+        from exactserve.kernels.rope import apply_rope
 
         return apply_rope(self._in(x), self._in(cos), self._in(sin), layout)
 
     def block_float(self, v):
         """`kernels.quantize.BlockFloat`: int32 integers and exponents, as the cache keeps
         them (`TritonKVStorage.write`)."""
-        from kernels.quantize import block_float
+        from exactserve.kernels.quantize import block_float
 
         return block_float(self._in(v))
 
@@ -203,7 +210,7 @@ class TritonOps:
         self, q, q_positions, query_starts, seq_lens, block_tables, *kv, window=None, cap=None
     ):
         """`kv`: the tensors of a `TritonKVStorage` layer, read where they are."""
-        from kernels.attention import paged_attention
+        from exactserve.kernels.attention import paged_attention
 
         return paged_attention(
             self._in(q),
@@ -217,12 +224,12 @@ class TritonOps:
         )
 
     def gated(self, gate, up, activation):
-        from kernels.activations import gated
+        from exactserve.kernels.activations import gated
 
         return gated(self._in(gate), self._in(up), activation)
 
     def softcap(self, x, cap):
-        from kernels.activations import softcap_values
+        from exactserve.kernels.activations import softcap_values
 
         return softcap_values(self._in(x), cap)
 

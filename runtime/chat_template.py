@@ -51,7 +51,7 @@ import jinja2.utils
 import numpy as np
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from runtime.errors import TemplateError
+from exactserve.runtime.errors import TemplateError
 
 logger = logging.getLogger("exactserve")
 

@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from reference.quants import SUPPORTED_TYPES, supported_type_names
-from runtime.errors import GGUFError, UnsupportedError
-from runtime.gguf_file import GGUFFile
+from exactserve.reference.quants import SUPPORTED_TYPES, supported_type_names
+from exactserve.runtime.errors import GGUFError, UnsupportedError
+from exactserve.runtime.gguf_file import GGUFFile
 
 
 class Key:

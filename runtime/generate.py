@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from reference.sampling import SamplingParams, sample_token
+from exactserve.reference.sampling import SamplingParams, sample_token
 
 
 class CausalLM(Protocol):

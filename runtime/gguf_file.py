@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
 
-from reference.quants import supported_type_names
-from runtime.errors import GGUFError
+from exactserve.reference.quants import supported_type_names
+from exactserve.runtime.errors import GGUFError
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reference.quants import SUPPORTED_TYPES
-from runtime.config import ModelConfig, from_gguf
-from runtime.gguf_file import open_gguf
+from exactserve.reference.quants import SUPPORTED_TYPES
+from exactserve.runtime.config import ModelConfig, from_gguf
+from exactserve.runtime.gguf_file import open_gguf
 
 
 @dataclass(frozen=True)

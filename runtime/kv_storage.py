@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from reference.quantize import BlockFloat
+from exactserve.reference.quantize import BlockFloat
 
 
 @dataclass(frozen=True)

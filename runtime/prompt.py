@@ -56,8 +56,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from runtime.chat_template import ChatTemplate, to_template_data
-from runtime.errors import PromptError
+from exactserve.runtime.chat_template import ChatTemplate, to_template_data
+from exactserve.runtime.errors import PromptError
 
 # Markers come from Supplementary Private Use Area-B; inputs containing any character of
 # the area skip straight to rule 3.

@@ -20,14 +20,14 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from runtime.generate import (
+from exactserve.runtime.generate import (
     Generation,
     GenerationConfig,
     GenerationTokenizer,
     TextDelta,
     TokenStream,
 )
-from runtime.model import Model, SequenceInput
+from exactserve.runtime.model import Model, SequenceInput
 
 
 class ScheduledRequest:

@@ -13,14 +13,14 @@ import importlib
 import logging
 import sys
 
-from runtime.errors import ExactserveError
+from exactserve.runtime.errors import ExactserveError
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "server.commands.proxy",
-    "server.commands.toolerr",
-    "server.commands.inspect",
-    "server.commands.tokenize",
-    "server.commands.generate",
+    "exactserve.server.commands.proxy",
+    "exactserve.server.commands.toolerr",
+    "exactserve.server.commands.inspect",
+    "exactserve.server.commands.tokenize",
+    "exactserve.server.commands.generate",
 )
 
 

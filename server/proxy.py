@@ -23,10 +23,10 @@ from fastapi import FastAPI, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from toolerr.body import RequestError
-from toolerr.forms import Options
-from toolerr.report import HEADER, log_line
-from toolerr.request import process
+from exactserve.toolerr.body import RequestError
+from exactserve.toolerr.forms import Options
+from exactserve.toolerr.report import HEADER, log_line
+from exactserve.toolerr.request import process
 
 log = logging.getLogger("exactserve.toolerr")
 

@@ -42,8 +42,8 @@ import numpy as np
 from gguf import GGMLQuantizationType as T
 from gguf import GGUFValueType as V
 
-from runtime.assets import llama_cpp_dir
-from runtime.gguf_file import open_gguf
+from exactserve.runtime.assets import llama_cpp_dir
+from exactserve.runtime.gguf_file import open_gguf
 
 ARCHS = ("llama", "qwen2", "qwen3", "gemma3")
 

@@ -8,13 +8,20 @@ value). It changes what the model reads, never what tools do. See docs/TOOLERR.m
 
 from __future__ import annotations
 
-from toolerr.body import Conversation, RequestError
-from toolerr.classify import classify
-from toolerr.detect import Failure, detect, detect_rule
-from toolerr.forms import CHECK_BEFORE_RETRY, FORMS, GUIDANCE, Options, rewrite
-from toolerr.messages import KINDS, Message, ToolCall, ToolDef, text_of, to_template_messages
-from toolerr.report import HEADER, header_value, log_line
-from toolerr.request import APIS, TOOL_ERRORS, Outcome, detect_api, process, select_form
+from exactserve.toolerr.body import Conversation, RequestError
+from exactserve.toolerr.classify import classify
+from exactserve.toolerr.detect import Failure, detect, detect_rule
+from exactserve.toolerr.forms import CHECK_BEFORE_RETRY, FORMS, GUIDANCE, Options, rewrite
+from exactserve.toolerr.messages import (
+    KINDS,
+    Message,
+    ToolCall,
+    ToolDef,
+    text_of,
+    to_template_messages,
+)
+from exactserve.toolerr.report import HEADER, header_value, log_line
+from exactserve.toolerr.request import APIS, TOOL_ERRORS, Outcome, detect_api, process, select_form
 
 __all__ = [
     "APIS",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolerr.body import (
+from exactserve.toolerr.body import (
     ERROR_KIND,
     Conversation,
     RequestError,
@@ -27,8 +27,8 @@ from toolerr.body import (
     require_object,
     require_str,
 )
-from toolerr.jsonedit import JsonPath
-from toolerr.messages import Message, ToolCall
+from exactserve.toolerr.jsonedit import JsonPath
+from exactserve.toolerr.messages import Message, ToolCall
 
 TEXT_TYPES = frozenset({"text"})
 

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolerr.jsonedit import JsonPath
-from toolerr.messages import KINDS, Message, Part, ToolDef
+from exactserve.toolerr.jsonedit import JsonPath
+from exactserve.toolerr.messages import KINDS, Message, Part, ToolDef
 
 # The client's own declaration of a failure's kind (beyond the paper, item 1).
 ERROR_KIND = "error_kind"

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolerr.classify import classify
-from toolerr.messages import Message, text_of
+from exactserve.toolerr.classify import classify
+from exactserve.toolerr.messages import Message, text_of
 
 INTEGER = re.compile(r"-?[0-9]+")
 CODEX_PROCESS_EXITED = re.compile(r"Process exited with code (-?[0-9]+)")

@@ -15,8 +15,8 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from toolerr.detect import Failure
-from toolerr.messages import (
+from exactserve.toolerr.detect import Failure
+from exactserve.toolerr.messages import (
     Message,
     ToolCall,
     ToolDef,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from toolerr.detect import Failure
+from exactserve.toolerr.detect import Failure
 
 HEADER = "X-Tool-Errors"
 

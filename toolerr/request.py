@@ -12,13 +12,13 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from toolerr import anthropic_api, chat_api, responses_api
-from toolerr.body import Conversation, RequestError
-from toolerr.detect import Failure, detect
-from toolerr.forms import FORMS, Options, rewrite
-from toolerr.jsonedit import JsonPath, delete_in_object, delete_in_text
-from toolerr.messages import Message
-from toolerr.report import header_value
+from exactserve.toolerr import anthropic_api, chat_api, responses_api
+from exactserve.toolerr.body import Conversation, RequestError
+from exactserve.toolerr.detect import Failure, detect
+from exactserve.toolerr.forms import FORMS, Options, rewrite
+from exactserve.toolerr.jsonedit import JsonPath, delete_in_object, delete_in_text
+from exactserve.toolerr.messages import Message
+from exactserve.toolerr.report import header_value
 
 APIS = ("chat", "messages", "responses")
 TOOL_ERRORS = "tool_errors"

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from toolerr.body import (
+from exactserve.toolerr.body import (
     ERROR_KIND,
     Conversation,
     error_kind,
@@ -28,8 +28,8 @@ from toolerr.body import (
     require_object,
     require_str,
 )
-from toolerr.jsonedit import JsonPath
-from toolerr.messages import Message, ToolCall
+from exactserve.toolerr.jsonedit import JsonPath
+from exactserve.toolerr.messages import Message, ToolCall
 
 TEXT_TYPES = frozenset({"input_text", "output_text", "text"})
 

@@ -19,10 +19,15 @@ import triton
 import triton.language as tl
 from gguf import GGMLQuantizationType
 
-from kernels.device import default_device
-from kernels.fp import load_float
-from kernels.quants.unpack import unpack_group, unpack_q
-from reference.quants import FLOAT_TYPE_SIZES, QUANT_UNITS, block_geometry, supported_type_names
+from exactserve.kernels.device import default_device
+from exactserve.kernels.fp import load_float
+from exactserve.kernels.quants.unpack import unpack_group, unpack_q
+from exactserve.reference.quants import (
+    FLOAT_TYPE_SIZES,
+    QUANT_UNITS,
+    block_geometry,
+    supported_type_names,
+)
 
 T = GGMLQuantizationType
 

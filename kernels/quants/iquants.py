@@ -10,9 +10,9 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.fp import load_f16, load_u8
-from kernels.quants.legacy import nibble
-from reference.quants.iquants import KVALUES_IQ4NL
+from exactserve.kernels.fp import load_f16, load_u8
+from exactserve.kernels.quants.legacy import nibble
+from exactserve.reference.quants.iquants import KVALUES_IQ4NL
 
 
 def _pack_bytes(values) -> int:

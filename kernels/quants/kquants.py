@@ -11,7 +11,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.fp import load_f16, load_u8
+from exactserve.kernels.fp import load_f16, load_u8
 
 
 @triton.jit

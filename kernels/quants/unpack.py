@@ -12,8 +12,8 @@ import triton
 import triton.language as tl
 from gguf import GGMLQuantizationType as T
 
-from kernels.quants.iquants import iq4_nl_group, iq4_nl_q, iq4_xs_group, iq4_xs_q
-from kernels.quants.kquants import (
+from exactserve.kernels.quants.iquants import iq4_nl_group, iq4_nl_q, iq4_xs_group, iq4_xs_q
+from exactserve.kernels.quants.kquants import (
     q2_k_group,
     q2_k_q,
     q3_k_group,
@@ -25,7 +25,7 @@ from kernels.quants.kquants import (
     q6_k_group,
     q6_k_q,
 )
-from kernels.quants.legacy import (
+from exactserve.kernels.quants.legacy import (
     q4_0_group,
     q4_0_q,
     q4_1_group,

@@ -35,10 +35,10 @@ from typing import NamedTuple
 import numpy as np
 from gguf import GGMLQuantizationType
 
-from reference.quants.blocks import QuantUnit
-from reference.quants.iquants import IQ4_NL, IQ4_XS
-from reference.quants.kquants import Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
-from reference.quants.legacy import Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
+from exactserve.reference.quants.blocks import QuantUnit
+from exactserve.reference.quants.iquants import IQ4_NL, IQ4_XS
+from exactserve.reference.quants.kquants import Q2_K, Q3_K, Q4_K, Q5_K, Q6_K
+from exactserve.reference.quants.legacy import Q4_0, Q4_1, Q5_0, Q5_1, Q8_0
 
 T = GGMLQuantizationType
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.quants.blocks import IntegerBlocks, QuantUnit, fp16_field, low_high_nibbles, scaled
+from exactserve.reference.quants.blocks import (
+    IntegerBlocks,
+    QuantUnit,
+    fp16_field,
+    low_high_nibbles,
+    scaled,
+)
 
 # ggml-common.h `kvalues_iq4nl`.
 KVALUES_IQ4NL = np.array(

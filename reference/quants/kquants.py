@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.quants.blocks import (
+from exactserve.reference.quants.blocks import (
     IntegerBlocks,
     QuantUnit,
     bit_planes,

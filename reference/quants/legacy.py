@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.quants.blocks import IntegerBlocks, QuantUnit, fp16_field, low_high_nibbles
+from exactserve.reference.quants.blocks import (
+    IntegerBlocks,
+    QuantUnit,
+    fp16_field,
+    low_high_nibbles,
+)
 
 
 def _high_bits(blocks: np.ndarray, start: int) -> np.ndarray:

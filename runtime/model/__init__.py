@@ -2,7 +2,7 @@
 
 Interface (everything a caller needs):
 
-    from runtime.model import load_model, SequenceInput
+    from exactserve.runtime.model import load_model, SequenceInput
 
     model = load_model("model.gguf")          # Model: config, converted weights, KV pool
     cache = model.new_cache()                  # SequenceCache: one sequence's KV blocks
@@ -34,8 +34,8 @@ section 9). Errors in the model file raise `runtime.errors.GGUFError` /
 
 from __future__ import annotations
 
-from runtime.model.cache import KVCacheFullError, SequenceCache
-from runtime.model.graph import SequenceInput
-from runtime.model.model import Model, load_model
+from exactserve.runtime.model.cache import KVCacheFullError, SequenceCache
+from exactserve.runtime.model.graph import SequenceInput
+from exactserve.runtime.model.model import Model, load_model
 
 __all__ = ["KVCacheFullError", "Model", "SequenceCache", "SequenceInput", "load_model"]

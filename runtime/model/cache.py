@@ -18,7 +18,7 @@ import weakref
 
 import numpy as np
 
-from runtime.errors import ExactserveError
+from exactserve.runtime.errors import ExactserveError
 
 DEFAULT_BLOCK_SIZE = 16  # positions per block
 INITIAL_BLOCKS = 16

@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from reference.fp import F32
-from runtime.backend import Ops
-from runtime.config import ModelConfig
-from runtime.model.cache import KVPool, SequenceCache
-from runtime.model.rope_tables import RopeTable
-from runtime.model.weights import LayerWeights, ModelWeights
+from exactserve.reference.fp import F32
+from exactserve.runtime.backend import Ops
+from exactserve.runtime.config import ModelConfig
+from exactserve.runtime.model.cache import KVPool, SequenceCache
+from exactserve.runtime.model.rope_tables import RopeTable
+from exactserve.runtime.model.weights import LayerWeights, ModelWeights
 
 
 @dataclass(frozen=True)

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import numpy as np
 
-from reference.fp import assert_gradual_underflow
-from runtime.backend import Ops, ReferenceOps, select_ops
-from runtime.config import ModelConfig, from_gguf, validate_tensors
-from runtime.gguf_file import open_gguf
-from runtime.kv_storage import KVShape
-from runtime.model.cache import DEFAULT_BLOCK_SIZE, INITIAL_BLOCKS, KVPool, SequenceCache
-from runtime.model.graph import SequenceInput, forward
-from runtime.model.prefix_cache import PrefixCache
-from runtime.model.rope_tables import build_tables
-from runtime.model.threads import make_executor
-from runtime.model.weights import ModelWeights, load_weights
+from exactserve.reference.fp import assert_gradual_underflow
+from exactserve.runtime.backend import Ops, ReferenceOps, select_ops
+from exactserve.runtime.config import ModelConfig, from_gguf, validate_tensors
+from exactserve.runtime.gguf_file import open_gguf
+from exactserve.runtime.kv_storage import KVShape
+from exactserve.runtime.model.cache import DEFAULT_BLOCK_SIZE, INITIAL_BLOCKS, KVPool, SequenceCache
+from exactserve.runtime.model.graph import SequenceInput, forward
+from exactserve.runtime.model.prefix_cache import PrefixCache
+from exactserve.runtime.model.rope_tables import build_tables
+from exactserve.runtime.model.threads import make_executor
+from exactserve.runtime.model.weights import ModelWeights, load_weights
 
 
 class Model:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.model.cache import KVPool, SequenceCache
+from exactserve.runtime.model.cache import KVPool, SequenceCache
 
 SCHEME = b"exactserve kv prefix v1"
 

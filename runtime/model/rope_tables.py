@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.rope import rope_frequencies, rope_table, yarn_frequencies, yarn_magnitude
-from runtime.config import ModelConfig
-from runtime.errors import UnsupportedError
+from exactserve.reference.rope import rope_frequencies, rope_table, yarn_frequencies, yarn_magnitude
+from exactserve.runtime.config import ModelConfig
+from exactserve.runtime.errors import UnsupportedError
 
 TABLE_STEP = 1024
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from reference.matmul import PreparedMatrix
-from reference.quants import FLOAT_TYPE_SIZES, dequantize
-from runtime.backend import Ops
-from runtime.config import ModelConfig
-from runtime.errors import GGUFError
-from runtime.gguf_file import GGUFFile
+from exactserve.reference.matmul import PreparedMatrix
+from exactserve.reference.quants import FLOAT_TYPE_SIZES, dequantize
+from exactserve.runtime.backend import Ops
+from exactserve.runtime.config import ModelConfig
+from exactserve.runtime.errors import GGUFError
+from exactserve.runtime.gguf_file import GGUFFile
 
 Vector = Any  # float32 [n]: a NumPy array (reference) or a device tensor (Triton)
 

@@ -10,8 +10,8 @@ the pre-tokenizer `tokenizer.ggml.pre` names) and WordPiece (bert) vocabularies.
 
 from __future__ import annotations
 
-from runtime.tokenizer.stream import StreamDecoder
-from runtime.tokenizer.tokenizer import Tokenizer
-from runtime.tokenizer.vocab import Vocab, load_vocab
+from exactserve.runtime.tokenizer.stream import StreamDecoder
+from exactserve.runtime.tokenizer.tokenizer import Tokenizer
+from exactserve.runtime.tokenizer.vocab import Vocab, load_vocab
 
 __all__ = ["StreamDecoder", "Tokenizer", "Vocab", "load_vocab"]

@@ -11,9 +11,9 @@ from __future__ import annotations
 import heapq
 from itertools import chain
 
-from runtime.tokenizer.memo import Memo
-from runtime.tokenizer.pretokenize import PreTokenizer, byte_encode
-from runtime.tokenizer.vocab import Vocab
+from exactserve.runtime.tokenizer.memo import Memo
+from exactserve.runtime.tokenizer.pretokenize import PreTokenizer, byte_encode
+from exactserve.runtime.tokenizer.vocab import Vocab
 
 _SHORT_WORD = 48  # longer words merge through a priority queue (O(n log n))
 _NO_RANK = 1 << 62  # larger than any merge rank

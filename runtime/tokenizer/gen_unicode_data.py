@@ -4,7 +4,7 @@ llama.cpp classifies code points with its own tables (generated from one Unicode
 Python's `unicodedata` and the `regex` package follow other versions. Tokenizing exactly
 like llama.cpp means classifying exactly like it, so we carry its tables verbatim.
 
-Usage: python -m runtime.tokenizer.gen_unicode_data [path/to/unicode-data.cpp]
+Usage: python -m exactserve.runtime.tokenizer.gen_unicode_data [path/to/unicode-data.cpp]
 (default: the pinned llama.cpp source from `runtime.assets.llama_cpp_dir()`).
 """
 
@@ -85,7 +85,7 @@ def main(argv: list[str]) -> int:
     if len(argv) > 1:
         source_path = Path(argv[1])
     else:
-        from runtime.assets import llama_cpp_dir
+        from exactserve.runtime.assets import llama_cpp_dir
 
         source_path = llama_cpp_dir() / "src" / "unicode-data.cpp"
     OUTPUT.write_text(generate(source_path))

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runtime.errors import UnsupportedError
-from runtime.tokenizer import unicode as uni
-from runtime.tokenizer.pre_types import PATTERNS
+from exactserve.runtime.errors import UnsupportedError
+from exactserve.runtime.tokenizer import unicode as uni
+from exactserve.runtime.tokenizer.pre_types import PATTERNS
 
 # Collapsed-text classes (ASCII as itself, non-ASCII as its stand-in; see unicode.py).
 _WS = "\\t-\\r "  # C isspace: \t \n \v \f \r and space; non-ASCII whitespace is \x0b

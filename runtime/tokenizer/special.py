@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from itertools import islice
 
-from runtime.tokenizer.vocab import (
+from exactserve.runtime.tokenizer.vocab import (
     ATTR_CONTROL,
     ATTR_LSTRIP,
     ATTR_RSTRIP,

@@ -24,9 +24,9 @@ from itertools import chain
 
 import numpy as np
 
-from runtime.errors import UnsupportedError
-from runtime.tokenizer.memo import Memo
-from runtime.tokenizer.vocab import Vocab
+from exactserve.runtime.errors import UnsupportedError
+from exactserve.runtime.tokenizer.memo import Memo
+from exactserve.runtime.tokenizer.vocab import Vocab
 
 SPACE = "\u2581"
 _SHORT_CHUNK = 48  # longer chunks merge through a priority queue (O(n log n))

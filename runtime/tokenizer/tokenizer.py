@@ -9,13 +9,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from runtime.errors import UnsupportedError
-from runtime.tokenizer import unicode as uni
-from runtime.tokenizer.bpe import BPE
-from runtime.tokenizer.special import SpecialPartitioner
-from runtime.tokenizer.spm import SPACE, SPM
-from runtime.tokenizer.stream import StreamDecoder
-from runtime.tokenizer.vocab import (
+from exactserve.runtime.errors import UnsupportedError
+from exactserve.runtime.tokenizer import unicode as uni
+from exactserve.runtime.tokenizer.bpe import BPE
+from exactserve.runtime.tokenizer.special import SpecialPartitioner
+from exactserve.runtime.tokenizer.spm import SPACE, SPM
+from exactserve.runtime.tokenizer.stream import StreamDecoder
+from exactserve.runtime.tokenizer.vocab import (
     ATTR_BYTE,
     ATTR_CONTROL,
     ATTR_NORMAL,
@@ -24,7 +24,7 @@ from runtime.tokenizer.vocab import (
     Vocab,
     load_vocab,
 )
-from runtime.tokenizer.wpm import WPM
+from exactserve.runtime.tokenizer.wpm import WPM
 
 _RENDERED_AS_TEXT = ATTR_UNKNOWN | ATTR_CONTROL | ATTR_USER_DEFINED
 _SPACE_BEFORE_PUNCT = re.compile(rb" (?=[?!.,])")
@@ -55,7 +55,7 @@ class Tokenizer:
     def from_gguf(cls, gguf_file: Any) -> Tokenizer:
         """Build from a GGUF file: a path, or an open `runtime.gguf_file.GGUFFile`."""
         if isinstance(gguf_file, (str, Path)):
-            from runtime.gguf_file import open_gguf
+            from exactserve.runtime.gguf_file import open_gguf
 
             with open_gguf(gguf_file) as opened:
                 return cls.from_metadata(opened.metadata)

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from runtime.tokenizer import unicode_data
+from exactserve.runtime.tokenizer import unicode_data
 
 MAX_CODEPOINTS = 0x110000
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from runtime.errors import GGUFError, UnsupportedError
-from runtime.tokenizer.pre_types import PRE_TOKENIZERS
+from exactserve.runtime.errors import GGUFError, UnsupportedError
+from exactserve.runtime.tokenizer.pre_types import PRE_TOKENIZERS
 
 
 class Key:

@@ -8,8 +8,8 @@ bytes); a word that cannot be covered becomes the unknown token.
 
 from __future__ import annotations
 
-from runtime.tokenizer import unicode as uni
-from runtime.tokenizer.vocab import Vocab
+from exactserve.runtime.tokenizer import unicode as uni
+from exactserve.runtime.tokenizer.vocab import Vocab
 
 _CJK_RANGES = (
     (0x04E00, 0x09FFF), (0x03400, 0x04DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),

@@ -13,10 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from reference.sampling import SamplingParams
-from runtime.assets import demo_model_path
-from runtime.errors import ExactserveError
-from runtime.generate import Generation, GenerationConfig
+from exactserve.reference.sampling import SamplingParams
+from exactserve.runtime.assets import demo_model_path
+from exactserve.runtime.errors import ExactserveError
+from exactserve.runtime.generate import Generation, GenerationConfig
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -86,9 +86,9 @@ def sampling_from_args(args: argparse.Namespace) -> SamplingParams:
 
 
 def run(args: argparse.Namespace) -> int:
-    from runtime.gguf_file import open_gguf
-    from runtime.model import load_model
-    from runtime.tokenizer import Tokenizer
+    from exactserve.runtime.gguf_file import open_gguf
+    from exactserve.runtime.model import load_model
+    from exactserve.runtime.tokenizer import Tokenizer
 
     sampling = sampling_from_args(args)
     if args.max_tokens < 0:
@@ -132,8 +132,8 @@ def run(args: argparse.Namespace) -> int:
 def _encode_prompt(args: argparse.Namespace, gguf: object, tokenizer: object) -> list[int]:
     if not args.chat:
         return tokenizer.encode(args.prompt, add_special=True, parse_special=False)
-    from runtime.chat_template import ChatTemplate
-    from runtime.prompt import encode_chat
+    from exactserve.runtime.chat_template import ChatTemplate
+    from exactserve.runtime.prompt import encode_chat
 
     arch = gguf.metadata.get("general.architecture", "")
     template = ChatTemplate.from_gguf(gguf, arch)

@@ -13,8 +13,8 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from runtime.assets import AssetError, demo_model_path
-from runtime.inspect import format_report, inspect_model
+from exactserve.runtime.assets import AssetError, demo_model_path
+from exactserve.runtime.inspect import format_report, inspect_model
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

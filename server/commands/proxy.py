@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from server.commands.toolerr import add_layer_options, options_from_args
+from exactserve.server.commands.toolerr import add_layer_options, options_from_args
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from server.proxy import ProxyConfig, create_app
+    from exactserve.server.proxy import ProxyConfig, create_app
 
     try:
         config = ProxyConfig(args.upstream, options_from_args(args), args.upstream_timeout)

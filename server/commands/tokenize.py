@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from runtime.assets import demo_model_path
-from runtime.tokenizer import Tokenizer
+from exactserve.runtime.assets import demo_model_path
+from exactserve.runtime.tokenizer import Tokenizer
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from toolerr.body import RequestError
-from toolerr.forms import FORMS, Options
-from toolerr.messages import Message, text_of
-from toolerr.request import APIS, TOOL_ERRORS, detect_api, process, select_form
+from exactserve.toolerr.body import RequestError
+from exactserve.toolerr.forms import FORMS, Options
+from exactserve.toolerr.messages import Message, text_of
+from exactserve.toolerr.request import APIS, TOOL_ERRORS, detect_api, process, select_form
 
 API_TITLES = {
     "chat": "OpenAI Chat Completions",

@@ -7,8 +7,8 @@ import numpy as np
 import torch
 from gguf import GGMLQuantizationType as T
 
-from kernels.device import default_device
-from reference.quants import QUANT_UNITS
+from exactserve.kernels.device import default_device
+from exactserve.reference.quants import QUANT_UNITS
 
 # Byte offsets of each quantised type's fp16 fields (d, and dmin/m when present),
 # from ggml-common.h.

@@ -13,10 +13,10 @@ from kernel_cases import (
     random_activations,
 )
 
-from kernels.attention import attention
-from kernels.quantize import block_float
-from reference.attention import attention as reference_attention
-from reference.quantize import block_float as reference_block_float
+from exactserve.kernels.attention import attention
+from exactserve.kernels.quantize import block_float
+from exactserve.reference.attention import attention as reference_attention
+from exactserve.reference.quantize import block_float as reference_block_float
 
 
 def cache(length: int, h_kv: int, d: int, seed: int):
@@ -69,7 +69,7 @@ def test_cache_views_and_query_order_do_not_matter() -> None:
 def test_small_tiles_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Split Q.K and P.V into several head-size pieces and rows into several tiles (the GPU
     table splits head sizes above 64): the bits must not change."""
-    import kernels.attention as ka
+    import exactserve.kernels.attention as ka
 
     length, positions, h, h_kv, d, window, cap = CASES["verify"]
     ref_kv, our_kv = cache(length, h_kv, d, seed=length)

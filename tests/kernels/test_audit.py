@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kernels.audit import violations
+from exactserve.kernels.audit import violations
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,8 +51,8 @@ COMPILE_EXP = """
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from kernels.activations import _unary_kernel
-from kernels.audit import violations
+from exactserve.kernels.activations import _unary_kernel
+from exactserve.kernels.audit import violations
 signature = {"x_ptr": "*fp32", "y_ptr": "*fp32", "n": "i32"}
 signature.update(FN="constexpr", BLOCK="constexpr")
 for fusion in (False, True):

@@ -17,12 +17,12 @@ from kernel_cases import (
     random_blocks,
 )
 
-import reference.quants as rq
-from kernels.matmul import DECODE_MAX_ROWS, matmul, matmul_quantized
-from kernels.quantize import quantize_activations
-from kernels.quants import quant_layout, weight_matrix
-from reference.matmul import matmul as reference_matmul
-from reference.matmul import prepare_float, prepare_integer
+import exactserve.reference.quants as rq
+from exactserve.kernels.matmul import DECODE_MAX_ROWS, matmul, matmul_quantized
+from exactserve.kernels.quantize import quantize_activations
+from exactserve.kernels.quants import quant_layout, weight_matrix
+from exactserve.reference.matmul import matmul as reference_matmul
+from exactserve.reference.matmul import prepare_float, prepare_integer
 
 
 def random_matrix(qtype: T, n: int, k: int, seed: int):
@@ -97,7 +97,7 @@ def test_mismatched_width_is_rejected() -> None:
 
 def test_gpu_tiles_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     """The GPU's tile table (smaller tiles than the interpreter's) gives the same bits."""
-    import kernels.matmul as km
+    import exactserve.kernels.matmul as km
 
     raw, prepared = random_matrix(T.Q2_K, 70, 256, seed=8)
     w = weight_matrix(raw, T.Q2_K, 70, 256)

@@ -12,7 +12,7 @@ import pytest
 from gguf import GGMLQuantizationType as T
 from tiny_models import tiny_spec, write_tiny_model
 
-from runtime.model import SequenceInput, load_model
+from exactserve.runtime.model import SequenceInput, load_model
 
 pytestmark = pytest.mark.llama_cpp_data
 
@@ -73,7 +73,7 @@ def test_demo_model_prefill_and_a_decode_step_equal_reference() -> None:
     the reference's logits bit for bit on the Triton backend (real Q8_0, Q5_0, Q4_K, Q6_K
     blocks, a 262144-token vocabulary, sliding-window layers, the paged cache across two
     calls). About 3 minutes under the interpreter; the 16-token test below is the long form."""
-    from runtime.assets import demo_model_path
+    from exactserve.runtime.assets import demo_model_path
 
     path = demo_model_path()
     prompt = [2, 818, 5279, 529, 7001]  # <bos>The capital of France
@@ -98,9 +98,9 @@ def test_demo_model_greedy_tokens_and_logits_equal_reference() -> None:
     262144 x 640 output matrix dominates); seconds on a GPU."""
     from kernel_cases import dev
 
-    from kernels.logits import argmax
-    from runtime.assets import demo_model_path
-    from runtime.tokenizer import Tokenizer
+    from exactserve.kernels.logits import argmax
+    from exactserve.runtime.assets import demo_model_path
+    from exactserve.runtime.tokenizer import Tokenizer
 
     path = demo_model_path()
     prompt = Tokenizer.from_gguf(path).encode("The capital of France is", add_special=True)

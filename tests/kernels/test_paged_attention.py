@@ -9,9 +9,9 @@ import pytest
 import torch
 from kernel_cases import assert_same_bits, dev, host, random_activations
 
-import kernels.attention as kernel_attention
-from kernels.attention import paged_attention
-from reference.attention import paged_attention as reference_paged_attention
+import exactserve.kernels.attention as kernel_attention
+from exactserve.kernels.attention import paged_attention
+from exactserve.reference.attention import paged_attention as reference_paged_attention
 
 # sequence lengths and each one's query positions: a prefill, a decode step past two
 # chunks, a verification of three tokens across a chunk boundary, a short prefill

@@ -12,8 +12,8 @@ from kernel_cases import (
     random_activations,
 )
 
-import reference.quantize as rq
-from kernels.quantize import block_float, quantize_activations
+import exactserve.reference.quantize as rq
+from exactserve.kernels.quantize import block_float, quantize_activations
 
 
 def special_rows(k: int) -> np.ndarray:

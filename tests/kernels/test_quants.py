@@ -15,8 +15,8 @@ from kernel_cases import (
     random_float_bytes,
 )
 
-import reference.quants as rq
-from kernels.quants import (
+import exactserve.reference.quants as rq
+from exactserve.kernels.quants import (
     OFFSET_TYPES,
     dequantize,
     dequantize_rows,

@@ -13,18 +13,18 @@ from kernel_cases import (
     random_blocks,
 )
 
-import reference.activations as ra
-import reference.quants as rq
-from kernels.activations import gated, softcap_values, unary
-from kernels.embedding import embedding_rows
-from kernels.logits import argmax
-from kernels.quants import weight_matrix
-from kernels.rmsnorm import rmsnorm
-from kernels.rope import apply_rope
-from reference.embedding import scale_embeddings
-from reference.rmsnorm import rmsnorm as reference_rmsnorm
-from reference.rope import NEOX, NORMAL, rope_frequencies, rope_table
-from reference.rope import apply_rope as reference_rope
+import exactserve.reference.activations as ra
+import exactserve.reference.quants as rq
+from exactserve.kernels.activations import gated, softcap_values, unary
+from exactserve.kernels.embedding import embedding_rows
+from exactserve.kernels.logits import argmax
+from exactserve.kernels.quants import weight_matrix
+from exactserve.kernels.rmsnorm import rmsnorm
+from exactserve.kernels.rope import apply_rope
+from exactserve.reference.embedding import scale_embeddings
+from exactserve.reference.rmsnorm import rmsnorm as reference_rmsnorm
+from exactserve.reference.rope import NEOX, NORMAL, rope_frequencies, rope_table
+from exactserve.reference.rope import apply_rope as reference_rope
 
 # Infinite inputs (testing exp's clamps) overflow inside the interpreter's NumPy ops.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

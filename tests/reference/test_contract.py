@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 import test_contract_scalar as scalar
 
-import reference.activations as activations
-import reference.attention as attention_module
-import reference.fp as fp
-import reference.matmul as matmul_module
-import reference.rmsnorm as rmsnorm_module
-from reference.attention import attention
-from reference.matmul import matmul, prepare_float, prepare_integer
-from reference.quantize import block_float, quantize_activations
-from reference.rmsnorm import rmsnorm
+import exactserve.reference.activations as activations
+import exactserve.reference.attention as attention_module
+import exactserve.reference.fp as fp
+import exactserve.reference.matmul as matmul_module
+import exactserve.reference.rmsnorm as rmsnorm_module
+from exactserve.reference.attention import attention
+from exactserve.reference.matmul import matmul, prepare_float, prepare_integer
+from exactserve.reference.quantize import block_float, quantize_activations
+from exactserve.reference.rmsnorm import rmsnorm
 
 F32 = np.float32
 
@@ -262,7 +262,7 @@ def test_no_library_transcendentals_or_float_reductions(module):
     and tanh (SIMD, CPU-dependent) and libm would make results platform-dependent."""
     from pathlib import Path
 
-    import reference
+    from exactserve import reference
 
     source = (Path(reference.__file__).parent / f"{module}.py").read_text()
     assert [word for word in FORBIDDEN if word in source] == []

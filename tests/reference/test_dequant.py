@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
-import reference.quants as rq
-from reference.quants import (
+import exactserve.reference.quants as rq
+from exactserve.reference.quants import (
     QUANT_UNITS,
     SUPPORTED_TYPES,
     block_geometry,
@@ -286,8 +286,8 @@ def test_unsupported_type_names_the_supported_ones() -> None:
 
 @pytest.mark.real_model
 def test_demo_model_tensors_match_gguf() -> None:
-    from runtime.assets import demo_model_path
-    from runtime.gguf_file import open_gguf
+    from exactserve.runtime.assets import demo_model_path
+    from exactserve.runtime.gguf_file import open_gguf
 
     seen: set[T] = set()
     with open_gguf(demo_model_path()) as model:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import reference.attention as attention_module
-from reference.attention import attention
-from reference.quantize import block_float
+import exactserve.reference.attention as attention_module
+from exactserve.reference.attention import attention
+from exactserve.reference.quantize import block_float
 
 F32 = np.float32
 

@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from reference import activations
-from reference.fp import assert_gradual_underflow, rint_f32, rint_f64, tree_sum
-from reference.rmsnorm import rmsnorm
-from reference.rope import (
+from exactserve.reference import activations
+from exactserve.reference.fp import assert_gradual_underflow, rint_f32, rint_f64, tree_sum
+from exactserve.reference.rmsnorm import rmsnorm
+from exactserve.reference.rope import (
     NEOX,
     NORMAL,
     apply_rope,

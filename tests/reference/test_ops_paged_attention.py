@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reference.attention import attention, paged_attention
-from reference.quantize import block_float
+from exactserve.reference.attention import attention, paged_attention
+from exactserve.reference.quantize import block_float
 
 F32 = np.float32
 

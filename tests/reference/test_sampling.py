@@ -13,7 +13,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from reference.sampling import (
+from exactserve.reference.sampling import (
     SamplingParams,
     apply_penalties,
     cumulative_sum,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.backend import BACKEND_ENV, backend_name, select_ops
-from runtime.errors import UnsupportedError
-from server.cli import main
+from exactserve.runtime.backend import BACKEND_ENV, backend_name, select_ops
+from exactserve.runtime.errors import UnsupportedError
+from exactserve.server.cli import main
 
 
 def test_default_is_the_reference(monkeypatch):

@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 from gguf import GGUFWriter
 
-from runtime.chat_template import (
+from exactserve.runtime.chat_template import (
     ChatTemplate,
     TemplateError,
     builtin_template_file,
     parse_tool_call_arguments,
     template_names,
 )
-from runtime.errors import ExactserveError
-from runtime.gguf_file import open_gguf
+from exactserve.runtime.errors import ExactserveError
+from exactserve.runtime.gguf_file import open_gguf
 
 USER = [{"role": "user", "content": "hi"}]
 
@@ -275,7 +275,7 @@ def test_unknown_architecture_without_template_is_an_error(tmp_path: Path) -> No
 
 @pytest.mark.real_model
 def test_demo_model_falls_back_to_builtin_gemma(caplog: pytest.LogCaptureFixture) -> None:
-    from runtime.assets import demo_model_path
+    from exactserve.runtime.assets import demo_model_path
 
     gguf_file = open_gguf(demo_model_path())
     with caplog.at_level(logging.INFO, logger="exactserve"):

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import runtime.chat_template as chat_template_module
-from runtime.assets import llama_cpp_dir
-from runtime.chat_template import ChatTemplate
-from runtime.errors import TemplateError
+import exactserve.runtime.chat_template as chat_template_module
+from exactserve.runtime.assets import llama_cpp_dir
+from exactserve.runtime.chat_template import ChatTemplate
+from exactserve.runtime.errors import TemplateError
 
 TEMPLATES_DIR = Path(chat_template_module.__file__).parent / "templates"
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 import transformers.utils.chat_template_utils as hf_chat
 
-from runtime.assets import llama_cpp_dir
-from runtime.chat_template import ChatTemplate
-from runtime.errors import TemplateError
-from runtime.prompt import ControlTokenMatcher, MessageLayout, locate_message_text
+from exactserve.runtime.assets import llama_cpp_dir
+from exactserve.runtime.chat_template import ChatTemplate
+from exactserve.runtime.errors import TemplateError
+from exactserve.runtime.prompt import ControlTokenMatcher, MessageLayout, locate_message_text
 
 pytestmark = pytest.mark.llama_cpp_data
 

@@ -17,9 +17,9 @@ import pytest
 import test_chat_template_conformance as conformance
 import transformers.utils.chat_template_utils as hf_chat
 
-from runtime.chat_template import ChatTemplate
-from runtime.errors import TemplateError
-from runtime.prompt import locate_message_text
+from exactserve.runtime.chat_template import ChatTemplate
+from exactserve.runtime.errors import TemplateError
+from exactserve.runtime.prompt import locate_message_text
 
 TEMPLATES = conformance.REQUIRED_TEMPLATES + conformance.EXTRA_TEMPLATES
 USER = {"role": "user", "content": "Hi"}

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
-from runtime.config import ARCHITECTURES, Key, RopeLayout, from_gguf
-from runtime.gguf_file import open_gguf
+from exactserve.runtime.config import ARCHITECTURES, Key, RopeLayout, from_gguf
+from exactserve.runtime.gguf_file import open_gguf
 
 
 def f32(x: float) -> float:
@@ -272,7 +272,7 @@ def test_demo_model_config() -> None:
     """Gemma 3 270M. Expected values were read with gguf.GGUFReader from the pinned file and
     from the model's published architecture (query_pre_attn_scalar 256, every 6th layer
     global, local rope base 10000)."""
-    from runtime.assets import demo_model_path
+    from exactserve.runtime.assets import demo_model_path
 
     with open_gguf(demo_model_path()) as f:
         c = from_gguf(f)

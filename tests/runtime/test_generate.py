@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from reference.sampling import SamplingParams, sample_token
-from runtime.generate import Generation, GenerationConfig, StopMatcher, generate_text
+from exactserve.reference.sampling import SamplingParams, sample_token
+from exactserve.runtime.generate import Generation, GenerationConfig, StopMatcher, generate_text
 
 VOCAB = 32
 EOG = 0
@@ -256,9 +256,9 @@ REAL_GREEDY = [
 
 @pytest.fixture(scope="module")
 def real_model_and_tokenizer():
-    from runtime.assets import demo_model_path
-    from runtime.model import load_model
-    from runtime.tokenizer import Tokenizer
+    from exactserve.runtime.assets import demo_model_path
+    from exactserve.runtime.model import load_model
+    from exactserve.runtime.tokenizer import Tokenizer
 
     path = demo_model_path()
     return load_model(path), Tokenizer.from_gguf(path)

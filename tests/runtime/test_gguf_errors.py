@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
-from runtime.config import from_gguf, validate_tensors
-from runtime.errors import GGUFError, UnsupportedError
-from runtime.gguf_file import open_gguf
+from exactserve.runtime.config import from_gguf, validate_tensors
+from exactserve.runtime.errors import GGUFError, UnsupportedError
+from exactserve.runtime.gguf_file import open_gguf
 
 SUPPORTED = (
     "F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType, GGUFReader, GGUFWriter
 
-from runtime.errors import GGUFError
-from runtime.gguf_file import open_gguf
+from exactserve.runtime.errors import GGUFError
+from exactserve.runtime.gguf_file import open_gguf
 
 
 def _write(path, alignment: int | None = None) -> dict[str, np.ndarray]:

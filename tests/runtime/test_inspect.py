@@ -14,8 +14,8 @@ import pytest
 from gguf import GGMLQuantizationType as T
 from tiny_models import tensor_plan, tiny_spec
 
-from runtime.inspect import inspect_model
-from server.cli import main
+from exactserve.runtime.inspect import inspect_model
+from exactserve.server.cli import main
 
 
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -126,7 +126,7 @@ def test_demo_model_report(capsys) -> None:
     """Expected values were read independently with gguf.GGUFReader from the pinned file
     (236 tensors: F32 109, Q5_0 81, Q4_K 27, Q8_0 10, Q6_K 9; 268,098,176 parameters in
     246,587,904 bytes) and from Gemma 3's published architecture (every 6th layer global)."""
-    from runtime.assets import demo_model_path
+    from exactserve.runtime.assets import demo_model_path
 
     path = demo_model_path()
     status, out, err = run_cli(["inspect"], capsys)

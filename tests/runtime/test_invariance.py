@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
-import reference.matmul as matmul_module
-from runtime.model import SequenceInput, load_model
+import exactserve.reference.matmul as matmul_module
+from exactserve.runtime.model import SequenceInput, load_model
 
 pytestmark = pytest.mark.llama_cpp_data
 
@@ -102,7 +102,7 @@ def test_kv_block_size_and_placement_do_not_change_bits(models):
     """The paged cache is storage only (contract 7.6): blocks of 1, 48 or 64 positions, and
     a pool fragmented by a neighbour that grows in step and by released sequences, give the
     logits of the default layout."""
-    from runtime.model import Model
+    from exactserve.runtime.model import Model
 
     base = models["gemma3-Q5_0"]  # sliding-window layers: the window's start moves per block
     tokens = prompt(base, 4, 150)
@@ -131,8 +131,8 @@ def test_kv_block_size_and_placement_do_not_change_bits(models):
 
 
 def test_a_full_fixed_pool_fails_cleanly(models):
-    from runtime.model import Model
-    from runtime.model.cache import KVCacheFullError
+    from exactserve.runtime.model import Model
+    from exactserve.runtime.model.cache import KVCacheFullError
 
     base = models["qwen2-Q8_0"]
     model = Model(base.config, base.weights, kv_block_size=16, kv_blocks=4)

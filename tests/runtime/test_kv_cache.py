@@ -8,10 +8,10 @@ import gc
 import numpy as np
 import pytest
 
-from reference.quantize import BlockFloat
-from runtime.errors import ExactserveError
-from runtime.kv_storage import KVShape, ReferenceKVStorage
-from runtime.model.cache import BlockAllocator, KVCacheFullError, KVPool
+from exactserve.reference.quantize import BlockFloat
+from exactserve.runtime.errors import ExactserveError
+from exactserve.runtime.kv_storage import KVShape, ReferenceKVStorage
+from exactserve.runtime.model.cache import BlockAllocator, KVCacheFullError, KVPool
 
 SHAPE = KVShape(n_layers=2, n_kv_heads=2, head_dim=4, head_dim_v=3, block_size=4)
 

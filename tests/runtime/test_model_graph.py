@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
-from reference.quants import dequantize
-from runtime.config import from_gguf
-from runtime.gguf_file import open_gguf
-from runtime.model import SequenceInput, load_model
+from exactserve.reference.quants import dequantize
+from exactserve.runtime.config import from_gguf
+from exactserve.runtime.gguf_file import open_gguf
+from exactserve.runtime.model import SequenceInput, load_model
 
 pytestmark = pytest.mark.llama_cpp_data
 
@@ -196,7 +196,7 @@ def test_forward_returns_last_logits_and_grows_the_cache(qwen3):
 def test_thread_count_does_not_change_bits(qwen3):
     tokens = np.random.default_rng(7).integers(0, qwen3.config.n_vocab, 70)
     want = qwen3.logits_all(qwen3.new_cache(), tokens)
-    from runtime.model import Model
+    from exactserve.runtime.model import Model
 
     threaded = Model(qwen3.config, qwen3.weights, threads=3)
     assert np.array_equal(threaded.logits_all(threaded.new_cache(), tokens), want)
@@ -226,7 +226,7 @@ def test_batch_errors(qwen3):
         qwen3.forward(cache, [])
     with pytest.raises(ValueError, match="exceed the model's context length 512"):
         qwen3.forward(cache, [1] * 513)
-    from runtime.model import Model
+    from exactserve.runtime.model import Model
 
     other = Model(qwen3.config, qwen3.weights)
     with pytest.raises(ValueError, match="belongs to another model; make it with this model's"):

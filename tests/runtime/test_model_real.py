@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime.assets import demo_model_path
-from runtime.model import SequenceInput, load_model
-from runtime.tokenizer import Tokenizer
+from exactserve.runtime.assets import demo_model_path
+from exactserve.runtime.model import SequenceInput, load_model
+from exactserve.runtime.tokenizer import Tokenizer
 
 pytestmark = pytest.mark.real_model
 

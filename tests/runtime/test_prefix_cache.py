@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
-import runtime.model.prefix_cache as prefix_module
-from reference.quantize import BlockFloat
-from runtime.kv_storage import KVShape, ReferenceKVStorage
-from runtime.model.cache import KVPool
-from runtime.model.prefix_cache import PrefixCache
+import exactserve.runtime.model.prefix_cache as prefix_module
+from exactserve.reference.quantize import BlockFloat
+from exactserve.runtime.kv_storage import KVShape, ReferenceKVStorage
+from exactserve.runtime.model.cache import KVPool
+from exactserve.runtime.model.prefix_cache import PrefixCache
 
 SHAPE = KVShape(n_layers=1, n_kv_heads=1, head_dim=2, head_dim_v=2, block_size=4)
 
@@ -127,7 +127,7 @@ def bits(x: np.ndarray) -> np.ndarray:
 def test_warm_requests_get_the_logits_of_cold_ones(gemma):
     """Sliding-window layers included: a reused block must hold exactly what a fresh
     computation writes."""
-    from runtime.model import load_model
+    from exactserve.runtime.model import load_model
 
     model = load_model(gemma, prefix_cache_blocks=64, kv_block_size=8)
     rng = np.random.default_rng(0)
@@ -150,9 +150,9 @@ def test_warm_requests_get_the_logits_of_cold_ones(gemma):
 
 @pytest.mark.llama_cpp_data
 def test_generation_reuses_the_prompt_prefix(gemma):
-    from runtime.generate import GenerationConfig, generate_text
-    from runtime.model import load_model
-    from runtime.tokenizer import Tokenizer
+    from exactserve.runtime.generate import GenerationConfig, generate_text
+    from exactserve.runtime.model import load_model
+    from exactserve.runtime.tokenizer import Tokenizer
 
     model = load_model(gemma, prefix_cache_blocks=64)
     tokenizer = Tokenizer.from_gguf(gemma)

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from runtime.assets import demo_model_path, llama_cpp_dir
-from runtime.chat_template import ChatTemplate
-from runtime.gguf_file import open_gguf
-from runtime.prompt import PromptError, encode_chat
+from exactserve.runtime.assets import demo_model_path, llama_cpp_dir
+from exactserve.runtime.chat_template import ChatTemplate
+from exactserve.runtime.gguf_file import open_gguf
+from exactserve.runtime.prompt import PromptError, encode_chat
 
 CHATML = (
     "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
@@ -215,7 +215,7 @@ BENIGN_CHAT = [*ATTACK_CHAT[:3], {**ATTACK_CHAT[3], "content": "Error: city not 
 
 @functools.cache
 def _llama_cpp_case(vocab: str, template: str) -> tuple[ChatTemplate, Any]:
-    from runtime.tokenizer import Tokenizer
+    from exactserve.runtime.tokenizer import Tokenizer
 
     models = llama_cpp_dir() / "models"
     vocab_file = open_gguf(models / f"ggml-vocab-{vocab}.gguf")
@@ -229,7 +229,7 @@ def _llama_cpp_case(vocab: str, template: str) -> tuple[ChatTemplate, Any]:
 
 @functools.cache
 def _demo_case() -> tuple[ChatTemplate, Any]:
-    from runtime.tokenizer import Tokenizer
+    from exactserve.runtime.tokenizer import Tokenizer
 
     gguf_file = open_gguf(demo_model_path())
     return ChatTemplate.from_gguf(gguf_file, "gemma3"), Tokenizer.from_gguf(gguf_file)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import test_prompt as base
 
-from runtime.chat_template import ChatTemplate
-from runtime.errors import TemplateError
-from runtime.prompt import PromptError, encode_chat
+from exactserve.runtime.chat_template import ChatTemplate
+from exactserve.runtime.errors import TemplateError
+from exactserve.runtime.prompt import PromptError, encode_chat
 
 BASE, CHATML, CharTokenizer = base.BASE, base.CHATML, base.CharTokenizer
 IM_START, IM_END = (

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
-from reference.sampling import SamplingParams
-from runtime.generate import GenerationConfig, generate_text
-from runtime.model import Model, load_model
-from runtime.scheduler import Scheduler
-from runtime.tokenizer import Tokenizer
+from exactserve.reference.sampling import SamplingParams
+from exactserve.runtime.generate import GenerationConfig, generate_text
+from exactserve.runtime.model import Model, load_model
+from exactserve.runtime.scheduler import Scheduler
+from exactserve.runtime.tokenizer import Tokenizer
 
 pytestmark = pytest.mark.llama_cpp_data
 

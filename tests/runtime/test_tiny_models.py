@@ -21,9 +21,9 @@ from tiny_models import (
     write_tiny_model,
 )
 
-from reference.quants import SUPPORTED_TYPES
-from runtime.config import from_gguf, validate_tensors
-from runtime.gguf_file import open_gguf
+from exactserve.reference.quants import SUPPORTED_TYPES
+from exactserve.runtime.config import from_gguf, validate_tensors
+from exactserve.runtime.gguf_file import open_gguf
 
 pytestmark = pytest.mark.llama_cpp_data
 

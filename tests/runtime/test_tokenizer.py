@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runtime.errors import GGUFError, UnsupportedError
-from runtime.tokenizer import Tokenizer
-from runtime.tokenizer.unicode import byte_to_unicode
+from exactserve.runtime.errors import GGUFError, UnsupportedError
+from exactserve.runtime.tokenizer import Tokenizer
+from exactserve.runtime.tokenizer.unicode import byte_to_unicode
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE = 1, 2, 3, 4, 6
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from server.cli import main
+from exactserve.server.cli import main
 
 pytestmark = pytest.mark.llama_cpp_data
 
 
 @pytest.fixture(scope="module")
 def spm_vocab() -> str:
-    from runtime.assets import llama_cpp_dir
+    from exactserve.runtime.assets import llama_cpp_dir
 
     return str(llama_cpp_dir() / "models" / "ggml-vocab-llama-spm.gguf")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.tokenizer import Tokenizer
+from exactserve.runtime.tokenizer import Tokenizer
 
 pytestmark = pytest.mark.real_model
 
@@ -56,7 +56,7 @@ LLAMA_BYTES = [478, 397, 404, 391]  # <0xF0><0x9F><0xA6><0x99>: "🦙" by byte f
 
 @pytest.fixture(scope="module")
 def tok() -> Tokenizer:
-    from runtime.assets import demo_model_path
+    from exactserve.runtime.assets import demo_model_path
 
     return Tokenizer.from_gguf(demo_model_path())
 

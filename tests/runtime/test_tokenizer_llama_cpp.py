@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.tokenizer import Tokenizer
+from exactserve.runtime.tokenizer import Tokenizer
 
 SEPARATOR = "\n__ggml_vocab_test__\n"
 # llama_detokenize's clean_spaces rewrites " ?", " !", " .", " ,", " ' " and " 's"-style
@@ -30,7 +30,7 @@ CLEANED = re.compile(r" [?!.,']")
 def _models_dir() -> Path:
     # The pinned sdist is fetched (and cached) on first use: missing data is an error,
     # never a skip, since every fresh machine can fetch it the same way.
-    from runtime.assets import llama_cpp_dir
+    from exactserve.runtime.assets import llama_cpp_dir
 
     return llama_cpp_dir() / "models"
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.tokenizer.pretokenize import PreTokenizer, collapse_regex, ecmascript_to_python
+from exactserve.runtime.tokenizer.pretokenize import (
+    PreTokenizer,
+    collapse_regex,
+    ecmascript_to_python,
+)
 
 CASES = [
     ("GPT2", "Hello world's", ["Hello", " world", "'s"]),

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from runtime.tokenizer import gen_unicode_data
-from runtime.tokenizer.pre_types import PATTERNS, PRE_TOKENIZERS
+from exactserve.runtime.tokenizer import gen_unicode_data
+from exactserve.runtime.tokenizer.pre_types import PATTERNS, PRE_TOKENIZERS
 
 pytestmark = pytest.mark.llama_cpp_data
 
 
 @pytest.fixture(scope="module")
 def src() -> Path:
-    from runtime.assets import llama_cpp_dir
+    from exactserve.runtime.assets import llama_cpp_dir
 
     return llama_cpp_dir() / "src"
 

@@ -22,8 +22,8 @@ import uvicorn
 from fastapi import FastAPI, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from server.proxy import ProxyConfig, api_for_path, create_app
-from toolerr.forms import Options
+from exactserve.server.proxy import ProxyConfig, api_for_path, create_app
+from exactserve.toolerr.forms import Options
 
 TIMEOUT = 10.0
 G_T = "This is a temporary failure. Retrying the same call is expected to succeed."
@@ -707,7 +707,7 @@ def test_the_upstream_response_is_closed_when_sending_fails(spec_version):
     # body iterator without closing it, so UpstreamResponse must close the upstream itself.
     from starlette.requests import ClientDisconnect
 
-    from server.proxy import UpstreamResponse
+    from exactserve.server.proxy import UpstreamResponse
 
     stream = _TrackedStream()
     response = UpstreamResponse(httpx.Response(200, stream=stream), [])
@@ -727,8 +727,8 @@ def test_the_upstream_response_is_closed_when_sending_fails(spec_version):
 
 
 def test_proxy_command_options():
-    from server.cli import build_parser, main
-    from server.commands.toolerr import options_from_args
+    from exactserve.server.cli import build_parser, main
+    from exactserve.server.commands.toolerr import options_from_args
 
     args = build_parser().parse_args(
         [

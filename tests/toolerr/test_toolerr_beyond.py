@@ -9,10 +9,10 @@ import json
 
 import pytest
 
-from toolerr.body import RequestError
-from toolerr.forms import CHECK_BEFORE_RETRY, Options
-from toolerr.messages import to_template_messages
-from toolerr.request import process
+from exactserve.toolerr.body import RequestError
+from exactserve.toolerr.forms import CHECK_BEFORE_RETRY, Options
+from exactserve.toolerr.messages import to_template_messages
+from exactserve.toolerr.request import process
 
 G_T = "This is a temporary failure. Retrying the same call is expected to succeed."
 G_F = "This call cannot succeed as written. The error says what to change; call the tool again with the corrected value."

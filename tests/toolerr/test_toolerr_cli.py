@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from server.cli import main
+from exactserve.server.cli import main
 
 BODY = {
     "model": "m",

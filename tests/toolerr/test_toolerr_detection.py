@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolerr.classify import classify
-from toolerr.detect import detect, detect_rule
-from toolerr.messages import Message
+from exactserve.toolerr.classify import classify
+from exactserve.toolerr.detect import detect, detect_rule
+from exactserve.toolerr.messages import Message
 
 QWEN = "QwenCode/0.0.14 (linux; x64)"
 CODEX = "codex_cli_rs/0.42.0 (Ubuntu 24.4.0; x86_64) xterm-256color"

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from toolerr import anthropic_api, chat_api, responses_api
-from toolerr.forms import Options
-from toolerr.messages import text_of
-from toolerr.request import process
+from exactserve.toolerr import anthropic_api, chat_api, responses_api
+from exactserve.toolerr.forms import Options
+from exactserve.toolerr.messages import text_of
+from exactserve.toolerr.request import process
 
 G_T = "This is a temporary failure. Retrying the same call is expected to succeed."
 G_F = "This call cannot succeed as written. The error says what to change; call the tool again with the corrected value."

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolerr.forms import FORMS, Options
-from toolerr.messages import to_template_messages
-from toolerr.request import process
+from exactserve.toolerr.forms import FORMS, Options
+from exactserve.toolerr.messages import to_template_messages
+from exactserve.toolerr.request import process
 
 pytestmark = pytest.mark.llama_cpp_data
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.llama_cpp_data
 def render():
     from transformers.utils.chat_template_utils import render_jinja_template
 
-    from runtime.assets import llama_cpp_dir
+    from exactserve.runtime.assets import llama_cpp_dir
 
     source = (llama_cpp_dir() / "models/templates/Qwen-Qwen2.5-7B-Instruct.jinja").read_text()
 

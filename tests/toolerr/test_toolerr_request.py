@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from toolerr.body import RequestError
-from toolerr.forms import FORMS, Options
-from toolerr.jsonedit import delete_in_object, delete_in_text
-from toolerr.messages import to_template_messages
-from toolerr.request import detect_api, process
+from exactserve.toolerr.body import RequestError
+from exactserve.toolerr.forms import FORMS, Options
+from exactserve.toolerr.jsonedit import delete_in_object, delete_in_text
+from exactserve.toolerr.messages import to_template_messages
+from exactserve.toolerr.request import detect_api, process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -411,7 +411,8 @@ def test_toolerr_imports_only_the_standard_library_and_itself():
                 continue
             for name in names:
                 top = name.split(".")[0]
-                assert top in stdlib or top == "toolerr", f"{path.name} imports {name}"
+                is_toolerr = name == "exactserve.toolerr" or name.startswith("exactserve.toolerr.")
+                assert top in stdlib or is_toolerr, f"{path.name} imports {name}"
                 assert top not in {"server", "runtime", "socket", "http", "urllib", "asyncio"}, (
                     f"{path.name} imports {name}"
                 )
