@@ -3,11 +3,13 @@
 Every float operation here is a correctly rounded float32 operation in a fixed order, so
 any backend that performs the same sequence gets the same token:
 
-    penalties -> greedy (temperature 0) | top-k -> top-p -> min-p -> temperature -> draw
+    logit bias -> penalties -> greedy (temperature 0) | top-k -> top-p -> min-p
+    -> temperature -> draw
 
-which is llama.cpp's default sampler chain with its disabled-by-default samplers (DRY,
-top-n-sigma, typical, XTC) left out. Candidates are ordered once, by penalised logit
-descending then token id ascending, and every later step walks them in that order.
+which is llama.cpp's default sampler chain (logit bias first, as common/sampling.cpp adds
+it) with its disabled-by-default samplers (DRY, top-n-sigma, typical, XTC) left out.
+Candidates are ordered once, by biased and penalised logit descending then token id
+ascending, and every later step walks them in that order.
 
 Randomness comes from Philox-4x32-10 keyed by the request's seed with the token's
 absolute position as the counter, so a draw depends on (seed, position) only: never on
@@ -17,6 +19,7 @@ other requests, on batch composition, or on how many tokens were drawn before.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -79,7 +82,9 @@ class SamplingParams:
     least min_p times the best one's (0: all). Penalties follow llama.cpp: over the last
     penalty_last_n tokens of the context (0: none, -1: the whole context), each token seen
     c > 0 times has its logit divided (if > 0) or multiplied (if <= 0) by repeat_penalty,
-    then decreased by c * frequency_penalty + presence_penalty.
+    then decreased by c * frequency_penalty + presence_penalty. logit_bias: (token id, bias)
+    pairs added to those tokens' logits before anything else (OpenAI's logit_bias; -100
+    all but bans a token), stored as a tuple sorted by token id.
     """
 
     temperature: float = 1.0
@@ -91,6 +96,7 @@ class SamplingParams:
     frequency_penalty: float = 0.0
     penalty_last_n: int = 64
     seed: int = 0
+    logit_bias: tuple[tuple[int, float], ...] = ()
 
     def __post_init__(self) -> None:
         problems = []
@@ -116,8 +122,11 @@ class SamplingParams:
             problems.append(f"penalty_last_n must be >= -1, got {self.penalty_last_n}")
         if not 0 <= self.seed < 2**64:
             problems.append(f"seed must be in [0, 2**64), got {self.seed}")
+        logit_bias, bias_problems = _canonical_logit_bias(self.logit_bias)
+        problems += bias_problems
         if problems:
             raise ValueError("; ".join(problems))
+        object.__setattr__(self, "logit_bias", logit_bias)
 
     @property
     def is_greedy(self) -> bool:
@@ -134,6 +143,67 @@ class SamplingParams:
 def _as_float32(value: float) -> np.float32:
     with np.errstate(over="ignore"):
         return np.float32(value)
+
+
+def _canonical_logit_bias(
+    logit_bias: object,
+) -> tuple[tuple[tuple[int, float], ...], list[str]]:
+    """The pairs as a tuple sorted by token id (equal and hashable whatever order they came
+    in), and the problems that make them invalid."""
+    try:
+        pairs = [tuple(pair) for pair in logit_bias]  # type: ignore[union-attr]
+    except TypeError:
+        pairs = None
+    if pairs is None or any(len(pair) != 2 for pair in pairs):
+        return (), [f"logit_bias must be a sequence of (token id, bias) pairs, got {logit_bias!r}"]
+    problems, seen = [], set()
+    for token, bias in pairs:
+        if isinstance(token, bool) or not isinstance(token, numbers.Integral) or token < 0:
+            problems.append(f"logit_bias token ids must be integers >= 0, got {token!r}")
+            continue
+        if int(token) in seen:
+            problems.append(f"logit_bias names token {token} more than once")
+        seen.add(int(token))
+        if not _is_finite_float32(bias):
+            problems.append(
+                f"logit_bias for token {token} must be a number finite in float32, got {bias!r}"
+            )
+    if problems:
+        return (), problems
+    return tuple(sorted(((int(t), b) for t, b in pairs), key=lambda pair: pair[0])), []
+
+
+def _is_finite_float32(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return bool(np.isfinite(_as_float32(value)))
+    except OverflowError:  # an int too large for any float
+        return False
+
+
+def apply_logit_bias(logits: np.ndarray, params: SamplingParams) -> np.ndarray:
+    """A float32 copy of `logits` with `params.logit_bias` added (docs/SAMPLING.md step 0).
+
+    For each (t, b) in ascending t: x[t] = fl(x[t] + float32(b)). A token id outside the
+    vocabulary, or a sum that overflows to infinity, is a ValueError.
+    """
+    x = np.array(logits, dtype=np.float32)
+    if not params.logit_bias:
+        return x
+    ids = np.array([token for token, _ in params.logit_bias], dtype=np.int64)
+    if ids[-1] >= x.size:  # ids are sorted and >= 0 (SamplingParams)
+        raise ValueError(
+            f"logit_bias names token {ids[-1]} but the vocabulary has {x.size} tokens "
+            f"(ids 0..{x.size - 1})"
+        )
+    biases = np.array([_as_float32(bias) for _, bias in params.logit_bias], dtype=np.float32)
+    with np.errstate(over="ignore"):  # reported below
+        values = x[ids] + biases
+    if not np.isfinite(values).all():
+        raise ValueError("the logit bias overflowed a logit to infinity; use smaller biases")
+    x[ids] = values
+    return x
 
 
 def apply_penalties(
@@ -197,13 +267,15 @@ def sample_token(logits: np.ndarray, params: SamplingParams, context: Sequence[i
 
     logits: float32 [n_vocab], finite, the model's output for the next position.
     context: every token before the one sampled (prompt then generated); the draw's
-    position is len(context), the penalties look at its tail. Nothing is mutated.
+    position is len(context), the penalties look at its tail. Nothing is mutated: the
+    logit bias and the penalties work on a copy.
     """
     x = np.asarray(logits)
     if x.ndim != 1 or x.dtype != np.float32 or x.size == 0:
         raise ValueError(f"logits must be a non-empty 1-D float32 array, got {x.dtype} {x.shape}")
     if not np.isfinite(x).all():
         raise ValueError("logits contain NaN or infinity")
+    x = apply_logit_bias(x, params)
     x = apply_penalties(x, context, params)
     if params.is_greedy:
         return int(np.argmax(x))  # the first maximum: ties go to the lowest id

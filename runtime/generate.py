@@ -55,18 +55,49 @@ class GenerationTokenizer(Protocol):
     def stream_decoder(self) -> StreamDecoder: ...
 
 
+MAX_TOP_LOGPROBS = 20
+
+
 @dataclass(frozen=True)
 class GenerationConfig:
+    """`logprobs`: None records none; n records each generated token's log-probability and
+    the n most likely tokens at its position (docs/SAMPLING.md, log-probabilities)."""
+
     max_tokens: int = 128
     sampling: SamplingParams = field(default_factory=SamplingParams)
     stop: tuple[str, ...] = ()
     ignore_eog: bool = False
+    logprobs: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_tokens < 0:
             raise ValueError(f"max_tokens must be >= 0, got {self.max_tokens}")
         if any(not s for s in self.stop):
             raise ValueError("stop strings must be non-empty")
+        if self.logprobs is not None and not 0 <= self.logprobs <= MAX_TOP_LOGPROBS:
+            raise ValueError(f"logprobs must be in 0..{MAX_TOP_LOGPROBS}, got {self.logprobs}")
+
+
+@dataclass(frozen=True)
+class TokenLogprob:
+    """A token's log-probability under the model's own distribution at its position (the
+    raw logits: before bias, penalties, temperature and truncation), and the `top` most
+    likely tokens there as (token id, log-probability), most likely first."""
+
+    token_id: int
+    logprob: float
+    top: tuple[tuple[int, float], ...] = ()
+
+
+def token_logprobs(logits: np.ndarray, tokens: Sequence[int], top_n: int) -> list[TokenLogprob]:
+    """TokenLogprob of `tokens[i]` under `logits[i]` (float32 [len(tokens), n_vocab])."""
+    from exactserve.reference.logprobs import log_softmax, top_logprobs
+
+    out = []
+    for row, token in zip(log_softmax(logits), tokens, strict=True):
+        top = tuple(top_logprobs(row, top_n)) if top_n else ()
+        out.append(TokenLogprob(int(token), float(row[token]), top))
+    return out
 
 
 @dataclass(frozen=True)
@@ -103,13 +134,15 @@ class StopMatcher:
     def __init__(self, stop: Sequence[str]) -> None:
         self.stop = tuple(stop)
         self.pending = ""
+        self.matched: str | None = None  # the stop string found, once one is
 
     def push(self, text: str) -> tuple[str, bool]:
         """Adds text; returns (text safe to emit, whether a stop string was found)."""
         self.pending += text
-        hits = [i for i in (self.pending.find(s) for s in self.stop) if i >= 0]
+        hits = [(i, s) for s in self.stop if (i := self.pending.find(s)) >= 0]
         if hits:
-            emit, self.pending = self.pending[: min(hits)], ""
+            at, self.matched = min(hits)
+            emit, self.pending = self.pending[:at], ""
             return emit, True
         keep = self._held_back_length()
         emit = self.pending[: len(self.pending) - keep]
@@ -152,7 +185,9 @@ class Generation:
         self.model, self.tokenizer, self.config = model, tokenizer, config
         self.prompt = list(prompt)
         self.token_ids: list[int] = []
+        self.logprobs: list[TokenLogprob] = []  # one per token id when config.logprobs is set
         self.finish_reason: str | None = None  # "stop" (EOG or stop string) or "length"
+        self.stop_string: str | None = None  # the stop string that ended it, if one did
         self.stats = GenerationStats(num_prompt_tokens=len(self.prompt))
 
     def __iter__(self) -> Iterator[TextDelta]:
@@ -201,6 +236,8 @@ class TokenStream:
         g, config = self.generation, self.generation.config
         token = sample_token(logits, config.sampling, self.context)
         g.token_ids.append(token)
+        if config.logprobs is not None:
+            g.logprobs += token_logprobs(logits[None], [token], config.logprobs)
         self.context.append(token)
         if token in self._eog and not config.ignore_eog:
             g.finish_reason = "stop"
@@ -208,7 +245,7 @@ class TokenStream:
         text, stopped = self._stops.push(self._decoder.feed(token))
         deltas = [TextDelta(text, token)] if text else []
         if stopped:
-            g.finish_reason = "stop"
+            g.finish_reason, g.stop_string = "stop", self._stops.matched
         elif len(g.token_ids) >= config.max_tokens or len(self.context) >= (g.model.context_length):
             g.finish_reason = "length"
             deltas += self._flush()
@@ -219,6 +256,7 @@ class TokenStream:
         text += "" if stopped else self._stops.flush()
         if stopped:
             self.generation.finish_reason = "stop"
+            self.generation.stop_string = self._stops.matched
         return [TextDelta(text, None)] if text else []
 
 

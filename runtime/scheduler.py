@@ -25,22 +25,33 @@ from exactserve.runtime.generate import (
     GenerationConfig,
     GenerationTokenizer,
     TextDelta,
+    TokenLogprob,
     TokenStream,
+    token_logprobs,
 )
 from exactserve.runtime.model import Model, SequenceInput
 
 
 class ScheduledRequest:
     """One request in a `Scheduler`. `deltas` grows as text is released; `finish_reason`
-    is set ("stop" or "length") when it is done; `generation` holds its token ids. `error`
-    is the exception of a forward pass that ended it early (its finish_reason stays None)."""
+    is set ("stop" or "length") when it is done; `generation` holds its token ids (and
+    their logprobs when its config asks). `error` is the exception of a forward pass that
+    ended it early, `cancelled` says `Scheduler.cancel` ended it (finish_reason stays None
+    for both). With `prompt_logprobs`, `prompt_logprobs[i]` is prompt token i's
+    TokenLogprob (None for token 0, which has no context)."""
 
-    def __init__(self, generation: Generation) -> None:
+    def __init__(self, generation: Generation, prompt_logprobs: bool = False) -> None:
         self.generation = generation
         self.deltas: list[TextDelta] = []
         self.error: BaseException | None = None
+        self.cancelled = False
         self.cache: Any = None
         self.stream: TokenStream | None = None  # set once the prompt is in
+        self.prompt_logprobs: list[TokenLogprob | None] | None = [None] if prompt_logprobs else None
+
+    @property
+    def is_done(self) -> bool:
+        return self.finish_reason is not None or self.error is not None or self.cancelled
 
     @property
     def finish_reason(self) -> str | None:
@@ -75,15 +86,32 @@ class Scheduler:
         self.waiting: deque[ScheduledRequest] = deque()
         self.running: list[ScheduledRequest] = []
 
-    def submit(self, prompt: Sequence[int], config: GenerationConfig) -> ScheduledRequest:
+    def submit(
+        self, prompt: Sequence[int], config: GenerationConfig, *, prompt_logprobs: bool = False
+    ) -> ScheduledRequest:
         """Queue a request (validated as `Generation` validates it: ValueError for an empty
-        prompt or one that fills the context)."""
-        request = ScheduledRequest(Generation(self.model, self.tokenizer, prompt, config))
-        if config.max_tokens == 0:
+        prompt or one that fills the context). `prompt_logprobs` also records every prompt
+        token's logprob (with config.logprobs top tokens); such a request computes its
+        whole prompt, never taking a prefix from the prefix cache."""
+        generation = Generation(self.model, self.tokenizer, prompt, config)
+        request = ScheduledRequest(generation, prompt_logprobs)
+        if config.max_tokens == 0 and not prompt_logprobs:
             request.generation.finish_reason = "length"
         else:
             self.waiting.append(request)
         return request
+
+    def cancel(self, request: ScheduledRequest) -> None:
+        """End `request` now: a waiting one leaves the queue, a running one releases its KV
+        blocks at once. Nothing happens to a request that is already done."""
+        if request.is_done:
+            return
+        request.cancelled = True
+        if request in self.waiting:
+            self.waiting.remove(request)
+        elif request in self.running:
+            request.cache.release()
+            self.running.remove(request)
 
     @property
     def has_work(self) -> bool:
@@ -94,32 +122,36 @@ class Scheduler:
         while self.has_work:
             self.step()
 
-    def step(self) -> None:
-        """One forward pass over the running requests' next tokens. If it raises, every
-        running request ends with that `error` and its cache released, and it re-raises;
-        waiting requests stay queued."""
+    def step(self) -> list[ScheduledRequest]:
+        """One forward pass over the running requests' next tokens; returns the requests it
+        held. If the pass raises, each request in it ends with that `error` and its cache
+        released, and it re-raises; the other running and waiting requests go on."""
         self._admit()
         plan = self._plan()
         if not plan:
-            return
+            return []
         batch = [SequenceInput(r.cache, tokens, logits) for r, tokens, logits in plan]
         try:
             results = self.model.forward_batch(batch)
         except BaseException as exc:
-            for request in self.running:  # a failed pass leaves no request half-run
+            for request, _, _ in plan:  # a failed pass leaves no request half-run
                 request.error = exc
                 request.cache.release()
-            self.running.clear()
+                self.running.remove(request)
             raise
-        for (request, _, logits), out in zip(plan, results, strict=True):
-            if logits == "last":
-                self._accept(request, out[0])
+        for (request, tokens, logits), out in zip(plan, results, strict=True):
+            if request.prompt_logprobs is not None and request.stream is None:
+                self._record_prompt_logprobs(request, tokens, out)
+            if logits != "none":
+                self._accept(request, out[-1])
+        return [request for request, _, _ in plan]
 
     def _admit(self) -> None:
         while self.waiting and len(self.running) < self.max_running:
             request = self.waiting.popleft()
             g = request.generation
-            request.cache = self.model.new_cache(g.prompt)
+            reuse = request.prompt_logprobs is None
+            request.cache = self.model.new_cache(g.prompt if reuse else None)
             g.stats.num_reused_prompt_tokens = request.cache.length
             self.running.append(request)
 
@@ -137,12 +169,32 @@ class Scheduler:
                 n = min(self.prefill_chunk, budget, len(prompt) - fed)
                 chunk = prompt[fed : fed + n]
                 is_last = fed + n == len(prompt)
-                plan.append((request, chunk, "last" if is_last else "none"))
+                if request.prompt_logprobs is not None:
+                    plan.append((request, chunk, "all"))
+                else:
+                    plan.append((request, chunk, "last" if is_last else "none"))
                 budget -= n
         return plan
 
+    def _record_prompt_logprobs(self, request: ScheduledRequest, chunk: list[int], out) -> None:
+        """Row i of a prompt chunk's logits predicts the prompt token after chunk[i]; the
+        last prompt position's row predicts the first generated token instead."""
+        g = request.generation
+        start = request.cache.length - len(chunk)  # the chunk's first position
+        following = g.prompt[start + 1 : start + 1 + len(chunk)]
+        top_n = g.config.logprobs or 0
+        request.prompt_logprobs += token_logprobs(out[: len(following)], following, top_n)
+        if len(request.prompt_logprobs) == len(g.prompt) and g.config.max_tokens == 0:
+            g.finish_reason = "length"
+            request.cache.release()
+            self.running.remove(request)
+
     def _accept(self, request: ScheduledRequest, logits) -> None:
         g = request.generation
+        if g.finish_reason is not None:  # only its prompt's logprobs were asked for
+            return
+        if request.cache.length < len(g.prompt):  # a prompt chunk that is not the last
+            return
         if request.stream is None:  # the prompt is in: first token
             request.stream = TokenStream(g)
         request.deltas += request.stream.accept(logits)

@@ -21,6 +21,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "exactserve.server.commands.inspect",
     "exactserve.server.commands.tokenize",
     "exactserve.server.commands.generate",
+    "exactserve.server.commands.serve",
 )
 
 

@@ -37,6 +37,7 @@ class Model:
         kv_block_size: int = DEFAULT_BLOCK_SIZE,
         kv_blocks: int | None = None,
         prefix_cache_blocks: int = 0,
+        context_length: int | None = None,
     ) -> None:
         """`threads`: CPU threads for the reference's matmul tiles (BLAS itself is set to
         one thread, see runtime.model.threads); results are bit-identical for every value.
@@ -44,8 +45,16 @@ class Model:
         `kv_block_size`: positions per KV cache block; `kv_blocks`: a fixed number of blocks
         allocated up front (None: start small and grow on demand). `prefix_cache_blocks`:
         how many full blocks of finished sequences to keep for reuse by later prompts with
-        the same prefix (0: none; runtime.model.prefix_cache). None of these changes a bit."""
+        the same prefix (0: none; runtime.model.prefix_cache). None of these changes a bit.
+        `context_length`: serve at most this many positions per sequence (None: the
+        model's own context length; larger values are refused)."""
         _check_cache_options(kv_block_size, kv_blocks, prefix_cache_blocks)
+        if context_length is not None and not 1 < context_length <= config.context_length:
+            raise ValueError(
+                f"context_length must be in 2..{config.context_length} (the model's own), "
+                f"not {context_length}"
+            )
+        self._context_length = context_length or config.context_length
         assert_gradual_underflow()
         self.config = config
         self.weights = weights
@@ -68,6 +77,7 @@ class Model:
         kv_block_size: int = DEFAULT_BLOCK_SIZE,
         kv_blocks: int | None = None,
         prefix_cache_blocks: int = 0,
+        context_length: int | None = None,
     ) -> Model:
         """Open a GGUF file, check it, convert its weights for the backend (`backend`, else
         $EXACTSERVE_BACKEND, else "reference"). `progress` gets short messages; the cache
@@ -80,11 +90,21 @@ class Model:
             if progress:
                 progress(f"converting {len(gguf_file.tensors)} tensors")
             weights = load_weights(gguf_file, config, ops)
-        return cls(config, weights, threads, ops, kv_block_size, kv_blocks, prefix_cache_blocks)
+        return cls(
+            config,
+            weights,
+            threads,
+            ops,
+            kv_block_size,
+            kv_blocks,
+            prefix_cache_blocks,
+            context_length,
+        )
 
     @property
     def context_length(self) -> int:
-        return self.config.context_length
+        """Positions a sequence may hold: the model's own context length or less."""
+        return self._context_length
 
     @property
     def kv_pool(self) -> KVPool:
@@ -143,5 +163,6 @@ def load_model(
     backend: str | None = None,
     **cache_options: int | None,
 ) -> Model:
-    """`Model.load`; `cache_options`: kv_block_size, kv_blocks, prefix_cache_blocks."""
+    """`Model.load`; `cache_options`: kv_block_size, kv_blocks, prefix_cache_blocks,
+    context_length."""
     return Model.load(path, progress, threads, backend, **cache_options)

@@ -53,6 +53,10 @@ class PrefixCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def blocks(self) -> list[int]:
+        """The pool blocks the cache holds a reference to."""
+        return [entry.block for entry in self._entries.values()]
+
     def _blocks(self, tokens: np.ndarray, n_blocks: int):
         """(key, parent key, block token bytes) of the first `n_blocks` full blocks."""
         size = self.pool.block_size
