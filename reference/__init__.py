@@ -8,6 +8,7 @@
     attention    the 64-key chunk loop                                         (7)
     quants       ggml block formats: dequantisation and integer form
     sampling     from logits to a token (docs/SAMPLING.md)
+    logprobs     log-probabilities of the logits (docs/SAMPLING.md)
 
 Only NumPy, the standard library and gguf are imported here.
 """

@@ -3,6 +3,7 @@ logits with hand-derived results, determinism and independence from other reques
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -15,6 +16,7 @@ import pytest
 
 from exactserve.reference.sampling import (
     SamplingParams,
+    apply_logit_bias,
     apply_penalties,
     cumulative_sum,
     philox4x32_10,
@@ -189,6 +191,130 @@ def test_penalty_rounding_is_float32() -> None:
 def test_penalty_rejects_tokens_outside_the_vocabulary() -> None:
     with pytest.raises(ValueError, match=r"outside the vocabulary \[0, 2\)"):
         apply_penalties(np.zeros(2, np.float32), [5], SamplingParams(repeat_penalty=1.1))
+
+
+# Logit bias (step 0): x[t] = fl(x[t] + float32(b)), before the penalties.
+
+
+def test_logit_bias_is_one_float32_addition_of_the_float32_bias() -> None:
+    ulp = 2.0**-23
+    logits = np.array([1.0, 1.0 + ulp, 0.0, 3.0, -2.5], np.float32)
+    params = SamplingParams(
+        logit_bias=(
+            (0, 2.0**-24),  # 1 + half an ulp: a tie, to even -> 1
+            (1, 2.0**-24),  # (1 + ulp) + half an ulp: a tie, to even -> 1 + 2 ulp
+            (2, 0.1),  # float32(0.1), not the float64 0.1
+            (4, 2.0**-24 + 2.0**-50),  # float32(b) = 2^-24 first, so -2.5 + 2^-24 -> -2.5
+        )
+    )
+    got = apply_logit_bias(logits, params)
+    expected = np.array([1.0, 1.0 + 2 * ulp, np.float32(0.1), 3.0, -2.5], np.float32)
+    assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+    assert float(got[2]) != 0.1 and float(got[2]) == float(np.float32(0.1))
+    # float32(b) is rounded first: 1 + float32(b) is a tie (to 1), 1 + b in float64 is not
+    single = apply_logit_bias(
+        np.array([1.0], np.float32), SamplingParams(logit_bias=((0, 2.0**-24 + 2.0**-50),))
+    )
+    assert single[0] == 1.0 and np.float32(1.0 + (2.0**-24 + 2.0**-50)) == np.float32(1 + ulp)
+    assert logits.tolist() == [1.0, 1.0 + ulp, 0.0, 3.0, -2.5]  # input untouched
+
+
+def test_logit_bias_changes_a_greedy_choice() -> None:
+    logits = np.array([1.0, 5.0, 4.5, -3.0], np.float32)
+    assert sample_token(logits, SamplingParams(temperature=0.0), []) == 1
+    banned = SamplingParams(temperature=0.0, logit_bias=((1, -100.0),))
+    assert sample_token(logits, banned, []) == 2  # 5 - 100 = -95 < 4.5
+    boosted = SamplingParams(temperature=0.0, logit_bias=((3, 8.5),))
+    assert sample_token(logits, boosted, []) == 3  # -3 + 8.5 = 5.5 > 5
+    assert logits.tolist() == [1.0, 5.0, 4.5, -3.0]
+
+
+def test_logit_bias_makes_a_token_undrawable_or_certain() -> None:
+    logits = np.zeros(4, np.float32)
+    # weight exp(-100) ~ 4e-44 is below half an ulp of the running sum 1: never drawn
+    banned = [SamplingParams(seed=s, logit_bias=((0, -100.0),)) for s in range(200)]
+    assert {sample_token(logits, p, []) for p in banned} == {1, 2, 3}
+    forced = [SamplingParams(seed=s, logit_bias=((2, 100.0),)) for s in range(50)]
+    assert {sample_token(logits, p, []) for p in forced} == {2}
+
+
+def test_logit_bias_comes_before_the_penalties() -> None:
+    f = np.float32
+    logits = np.array([2.0, 0.5, 1.7, -1.0], np.float32)
+    params = SamplingParams(
+        repeat_penalty=1.5,
+        presence_penalty=0.25,
+        frequency_penalty=0.125,
+        logit_bias=((0, -0.75), (1, -1.0), (3, 0.3)),
+    )
+    context = [0, 1, 1, 2]
+    # by hand, step 0 then step 1 (c: token 0 once, token 1 twice, token 2 once, 3 unseen)
+    r, s, fr = f(1.5), f(0.25), f(0.125)
+    t0 = f(2.0) + f(-0.75)  # 1.25 > 0: divided
+    t0 = t0 / r - (f(1) * fr + s)
+    t1 = f(0.5) + f(-1.0)  # -0.5 <= 0: multiplied (it would be divided without the bias)
+    t1 = t1 * r - (f(2) * fr + s)
+    t2 = f(1.7) / r - (f(1) * fr + s)
+    t3 = f(-1.0) + f(0.3)
+    expected = np.array([t0, t1, t2, t3], np.float32)
+    got = apply_penalties(apply_logit_bias(logits, params), context, params)
+    assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+    assert t1 == f(-1.25)  # -0.5 * 1.5 - 0.5
+    assert (f(0.5) / r - (f(2) * fr + s)) + f(-1.0) != t1  # what penalising first would give
+    greedy = SamplingParams(
+        temperature=0.0,
+        repeat_penalty=1.5,
+        presence_penalty=0.25,
+        frequency_penalty=0.125,
+        logit_bias=params.logit_bias,
+    )
+    assert sample_token(logits, greedy, context) == 2  # t2 = 0.758 > t0 = 0.458
+    assert sample_token(logits, dataclasses.replace(greedy, logit_bias=()), context) == 0
+    assert logits.tolist() == [2.0, 0.5, np.float32(1.7), -1.0]
+
+
+def test_logit_bias_is_canonical_and_validated() -> None:
+    a = SamplingParams(logit_bias=[[5, 1.0], (2, -1.0)])
+    assert a.logit_bias == ((2, -1.0), (5, 1.0))
+    assert a == SamplingParams(logit_bias=((2, -1.0), (5, 1.0))) and hash(a) == hash(a)
+    assert SamplingParams().logit_bias == ()
+    with pytest.raises(ValueError, match=r"^logit_bias token ids must be integers >= 0, got -1$"):
+        SamplingParams(logit_bias=((-1, 1.0),))
+    with pytest.raises(ValueError, match=r"^logit_bias token ids must be integers >= 0, got 1\.0$"):
+        SamplingParams(logit_bias=((1.0, 1.0),))
+    with pytest.raises(ValueError, match=r"^logit_bias names token 3 more than once$"):
+        SamplingParams(logit_bias=((3, 1.0), (3, 2.0)))
+    with pytest.raises(
+        ValueError, match=r"^logit_bias for token 4 must be a number finite in float32, got 1e\+39$"
+    ):
+        SamplingParams(logit_bias=((4, 1e39),))
+    with pytest.raises(
+        ValueError, match=r"for token 4 must be a number finite in float32, got nan$"
+    ):
+        SamplingParams(logit_bias=((4, math.nan),))
+    with pytest.raises(
+        ValueError, match=r"for token 4 must be a number finite in float32, got '1'$"
+    ):
+        SamplingParams(logit_bias=((4, "1"),))
+    with pytest.raises(
+        ValueError, match=r"^logit_bias must be a sequence of \(token id, bias\) pairs, got 5$"
+    ):
+        SamplingParams(logit_bias=5)
+    with pytest.raises(ValueError, match=r"pairs, got \[\(1, 2, 3\)\]$"):
+        SamplingParams(logit_bias=[(1, 2, 3)])
+    with pytest.raises(ValueError, match=r"^top_k must be >= 0 .*; logit_bias names token 3 more"):
+        SamplingParams(top_k=-1, logit_bias=((3, 1.0), (3, 2.0)))
+
+
+def test_logit_bias_errors_at_the_draw() -> None:
+    params = SamplingParams(logit_bias=((1, 1.0), (7, 1.0)))
+    with pytest.raises(
+        ValueError,
+        match=r"^logit_bias names token 7 but the vocabulary has 3 tokens \(ids 0\.\.2\)$",
+    ):
+        sample_token(np.zeros(3, np.float32), params, [])
+    with pytest.raises(ValueError, match="the logit bias overflowed a logit to infinity"):
+        sample_token(np.array([3e38, 0.0], np.float32), SamplingParams(logit_bias=((0, 1e38),)), [])
 
 
 # Greedy.
