@@ -16,6 +16,10 @@ from typing import Any
 
 from exactserve.toolerr.classify import classify
 from exactserve.toolerr.messages import Message, text_of
+from exactserve.toolerr.wide import judge
+
+# The rule sets: the paper's frozen rules (the default), and the opt-in wide rules.
+RULES = ("paper", "wide")
 
 INTEGER = re.compile(r"-?[0-9]+")
 CODEX_PROCESS_EXITED = re.compile(r"Process exited with code (-?[0-9]+)")
@@ -40,15 +44,22 @@ GENERIC_START = re.compile(
 
 @dataclass(frozen=True)
 class Failure:
-    """A failed tool message: `message` indexes the internal message list."""
+    """A failed tool message: `message` indexes the internal message list. `evidence`
+    (wide rules only) names the matched rule and words behind the decision."""
 
     message: int
     kind: str
     rule: str
+    evidence: str | None = None
 
 
-def detect(messages: tuple[Message, ...], user_agent: str) -> tuple[Failure, ...]:
-    """Every failed tool message of the conversation, in message order."""
+def detect(
+    messages: tuple[Message, ...], user_agent: str, rules: str = "paper"
+) -> tuple[Failure, ...]:
+    """Every failed tool message of the conversation, in message order, under the rule
+    set `rules` (`paper` or `wide`)."""
+    if rules not in RULES:
+        raise ValueError(f"rules must be one of {', '.join(RULES)}, got {rules!r}")
     failures = []
     for index, message in enumerate(messages):
         if message.role != "tool":
@@ -57,6 +68,11 @@ def detect(messages: tuple[Message, ...], user_agent: str) -> tuple[Failure, ...
             failures.append(Failure(index, message.error_kind, "client"))
             continue
         text = text_of(message.content)
+        if rules == "wide":
+            verdict = judge(text, explicit_rule(text, message.is_error))
+            if verdict is not None:
+                failures.append(Failure(index, verdict.kind, verdict.rule, verdict.evidence))
+            continue
         rule = detect_rule(text, message.is_error, user_agent)
         if rule is not None:
             failures.append(Failure(index, classify(text, rule), rule))
@@ -64,7 +80,18 @@ def detect(messages: tuple[Message, ...], user_agent: str) -> tuple[Failure, ...
 
 
 def detect_rule(text: str, is_error: bool, user_agent: str) -> str | None:
-    """The name of the first rule that says `text` is a failure, or None."""
+    """The name of the first paper rule that says `text` is a failure, or None."""
+    explicit = explicit_rule(text, is_error)
+    if explicit is not None:
+        return explicit
+    for marker, agent_rules in AGENT_RULES:
+        if marker in user_agent:
+            return agent_rules(text)
+    return "generic" if GENERIC_START.match(text.lstrip()) else None
+
+
+def explicit_rule(text: str, is_error: bool) -> str | None:
+    """The explicit flag every client may use (both rule sets), or None."""
     if is_error:
         return "is_error"
     if text.startswith('{"query":') and _json_object(text).get("success", True) is False:
@@ -73,10 +100,7 @@ def detect_rule(text: str, is_error: bool, user_agent: str) -> str | None:
         return "opencode"
     if text.lstrip().startswith("{") and _is_error_inside(_json_object(text)):
         return "mcp-iserror"
-    for marker, agent_rules in AGENT_RULES:
-        if marker in user_agent:
-            return agent_rules(text)
-    return "generic" if GENERIC_START.match(text.lstrip()) else None
+    return None
 
 
 def _json_object(text: str) -> dict[str, Any]:

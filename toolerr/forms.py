@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from exactserve.toolerr.detect import Failure
+from exactserve.toolerr.detect import RULES, Failure
 from exactserve.toolerr.messages import (
     Message,
     ToolCall,
@@ -59,6 +59,8 @@ class Options:
     retry_safe_tools: the server's allow-list of tools safe to repeat; None when not given.
     quote_errors: restate the error in a note as a JSON string literal of at most
         `quote_max_chars` characters instead of verbatim.
+    rules: the detection rule set, `paper` (the paper's frozen rules) or `wide`;
+        overridable per request by `tool_error_rules`.
     """
 
     form: str = "off"
@@ -66,10 +68,13 @@ class Options:
     retry_safe_tools: frozenset[str] | None = None
     quote_errors: bool = False
     quote_max_chars: int = 2000
+    rules: str = "paper"
 
     def __post_init__(self) -> None:
         if self.form not in FORMS:
             raise ValueError(f"form must be one of {', '.join(FORMS)}, got {self.form!r}")
+        if self.rules not in RULES:
+            raise ValueError(f"rules must be one of {', '.join(RULES)}, got {self.rules!r}")
         if self.quote_max_chars < 1:
             raise ValueError(f"quote_max_chars must be at least 1, got {self.quote_max_chars}")
 

@@ -2,8 +2,9 @@
 
 `process` is what a server calls for a chat-style request (OpenAI Chat Completions
 `chat`, Anthropic Messages `messages`, OpenAI Responses `responses`). The request field
-`tool_errors` selects the form and overrides the server's option; it and the other fields
-only the layer reads (`error_kind`, tool `annotations`) never go further.
+`tool_errors` selects the form and `tool_error_rules` the rule set, each overriding the
+server's option; they and the other fields only the layer reads (`error_kind`, tool
+`annotations`) never go further.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from exactserve.toolerr import anthropic_api, chat_api, responses_api
 from exactserve.toolerr.body import Conversation, RequestError
-from exactserve.toolerr.detect import Failure, detect
+from exactserve.toolerr.detect import RULES, Failure, detect
 from exactserve.toolerr.forms import FORMS, Options, rewrite
 from exactserve.toolerr.jsonedit import JsonPath, delete_in_object, delete_in_text
 from exactserve.toolerr.messages import Message
@@ -22,6 +23,7 @@ from exactserve.toolerr.report import header_value
 
 APIS = ("chat", "messages", "responses")
 TOOL_ERRORS = "tool_errors"
+TOOL_ERROR_RULES = "tool_error_rules"
 
 _CONVERTERS = {"chat": chat_api, "messages": anthropic_api, "responses": responses_api}
 
@@ -51,11 +53,15 @@ class Outcome:
     changed: bool
     layer_paths: tuple[JsonPath, ...]
     body: dict[str, Any]
+    rules: str = "paper"
+    rules_named: bool = False
 
     @property
     def header(self) -> str:
-        """The X-Tool-Errors header value."""
-        return header_value(self.form, self.changed, self.failures)
+        """The X-Tool-Errors header value; it names the rule set when it is `wide` or the
+        request named one (`rules_named`)."""
+        shown = self.rules if self.rules != "paper" or self.rules_named else None
+        return header_value(self.form, self.changed, self.failures, shown)
 
     def forward_bytes(self, received: bytes) -> bytes:
         """The body to forward, given the exact bytes received (UTF-8 JSON).
@@ -78,24 +84,36 @@ def process(body: dict[str, Any], api: str, user_agent: str, options: Options) -
     """Run the layer on a decoded request body of shape `api`.
 
     Raises RequestError (a ValueError) naming the field when the body cannot be read or
-    `tool_errors` / `error_kind` has a value outside its allowed set.
+    `tool_errors` / `tool_error_rules` / `error_kind` has a value outside its allowed set.
     """
     if api not in _CONVERTERS:
         raise ValueError(f"api must be one of {', '.join(APIS)}, got {api!r}")
     if not isinstance(body, dict):
         raise RequestError("the request body must be a JSON object")
     form = select_form(body, options.form)
+    rules = select_rules(body, options.rules)
     converter = _CONVERTERS[api]
     conversation = converter.parse(body)
-    failures = detect(conversation.messages, user_agent)
+    failures = detect(conversation.messages, user_agent, rules)
     messages = rewrite(conversation.messages, failures, form, options, conversation.tools)
     changed = messages is not conversation.messages
-    layer_paths = ((TOOL_ERRORS,),) if TOOL_ERRORS in body else ()
+    layer_paths = tuple((key,) for key in (TOOL_ERRORS, TOOL_ERROR_RULES) if key in body)
     layer_paths += conversation.layer_paths
     clean = delete_in_object(body, layer_paths) if layer_paths else body
     if changed:
         clean = converter.rebuild(clean, conversation, messages)
-    return Outcome(api, form, conversation, failures, messages, changed, layer_paths, clean)
+    return Outcome(
+        api,
+        form,
+        conversation,
+        failures,
+        messages,
+        changed,
+        layer_paths,
+        clean,
+        rules,
+        TOOL_ERROR_RULES in body,
+    )
 
 
 def select_form(body: dict[str, Any], default: str) -> str:
@@ -107,6 +125,19 @@ def select_form(body: dict[str, Any], default: str) -> str:
         raise RequestError(
             f"{TOOL_ERRORS} must be one of {', '.join(FORMS)}, got {json.dumps(value)}",
             TOOL_ERRORS,
+        )
+    return value
+
+
+def select_rules(body: dict[str, Any], default: str) -> str:
+    """The request's `tool_error_rules` when present, else the server's `default`."""
+    if TOOL_ERROR_RULES not in body:
+        return default
+    value = body[TOOL_ERROR_RULES]
+    if value not in RULES:
+        raise RequestError(
+            f"{TOOL_ERROR_RULES} must be one of {', '.join(RULES)}, got {json.dumps(value)}",
+            TOOL_ERROR_RULES,
         )
     return value
 

@@ -2,19 +2,23 @@
 the conversation the model would read under each form.
 
 FILE is a request body of any of the three API shapes (`-` reads standard input). The shape
-is guessed (see `toolerr.detect_api`) unless `--api` names it. Also home of the layer's
-server options, shared with every command that carries the layer.
+is guessed (see `toolerr.detect_api`) unless `--api` names it. `exactserve toolerr --eval
+CORPUS.jsonl [--rules paper|wide]` instead measures a rule set on labelled tool results.
+Also home of the layer's server options, shared with every command that carries the layer.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
 from typing import Any, TextIO
 
 from exactserve.toolerr.body import RequestError
+from exactserve.toolerr.detect import RULES
+from exactserve.toolerr.evaluate import evaluate, format_report, read_records
 from exactserve.toolerr.forms import FORMS, Options
 from exactserve.toolerr.messages import Message, text_of
 from exactserve.toolerr.request import APIS, TOOL_ERRORS, detect_api, process, select_form
@@ -33,10 +37,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Read a chat request body (OpenAI Chat Completions, Anthropic Messages or "
             "OpenAI Responses), print each detected tool failure, then the conversation "
-            "as the model would read it under each form (off, c1..c4)."
+            "as the model would read it under each form (off, c1..c4). With --eval, measure "
+            "the rule set on a labelled JSONL corpus instead."
         ),
     )
-    parser.add_argument("file", metavar="FILE.json", help="request body; - for standard input")
+    parser.add_argument(
+        "file", metavar="FILE.json", nargs="?", help="request body; - for standard input"
+    )
+    parser.add_argument(
+        "--eval",
+        metavar="CORPUS.jsonl",
+        help="print the guidance table and confusion matrix of the rule set (both rule sets "
+        "unless --rules names one) on labelled tool results, one JSON object a line: "
+        "text, label (transient, fixable, unrecoverable, ambiguous, success), optional "
+        "is_error and user_agent",
+    )
     parser.add_argument(
         "--api",
         choices=APIS,
@@ -57,7 +72,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_layer_options(parser: argparse.ArgumentParser, with_form: bool = True) -> None:
-    """The layer's server options (`--tool-errors` only when `with_form`)."""
+    """The layer's server options (`--tool-errors` only when `with_form`; without it the
+    rule set option also answers to `--rules`)."""
     group = parser.add_argument_group("tool-error layer")
     if with_form:
         group.add_argument(
@@ -66,6 +82,15 @@ def add_layer_options(parser: argparse.ArgumentParser, with_form: bool = True) -
             default="off",
             help="form for requests without a tool_errors field (default off)",
         )
+    names = ["--tool-error-rules"] if with_form else ["--rules", "--tool-error-rules"]
+    group.add_argument(
+        *names,
+        dest="tool_error_rules",
+        choices=RULES,
+        default=None,
+        help="detection rules for requests without a tool_error_rules field: paper (the "
+        "paper's frozen rules, default) or wide (broader, with evidence)",
+    )
     group.add_argument(
         "--check-before-retry",
         action="store_true",
@@ -103,10 +128,16 @@ def options_from_args(args: argparse.Namespace) -> Options:
         retry_safe_tools=safe,
         quote_errors=args.quote_errors,
         quote_max_chars=args.quote_max_chars,
+        rules=getattr(args, "tool_error_rules", None) or "paper",
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.eval is not None:
+        return run_eval(args.eval, args.tool_error_rules, args.file)
+    if args.file is None:
+        print("exactserve toolerr: error: give FILE.json or --eval CORPUS.jsonl", file=sys.stderr)
+        return 2
     try:
         text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
         body = json.loads(text)
@@ -128,14 +159,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_eval(path: str, rules: str | None, extra_file: str | None) -> int:
+    """`--eval`: the table and confusion matrix of each requested rule set."""
+    if extra_file is not None:
+        print("exactserve toolerr: error: --eval takes no FILE.json", file=sys.stderr)
+        return 2
+    try:
+        with open(path, encoding="utf-8") as corpus:
+            records = read_records(corpus)
+    except (OSError, ValueError) as exc:
+        print(f"exactserve toolerr: error: {path}: {exc}", file=sys.stderr)
+        return 2
+    print(f"corpus: {path} ({len(records)} records)")
+    for rule_set in (rules,) if rules else RULES:
+        print()
+        print(format_report(evaluate(records, rule_set)))
+    return 0
+
+
 def _with_form(options: Options, form: str) -> Options:
-    return Options(
-        form=form,
-        check_before_retry=options.check_before_retry,
-        retry_safe_tools=options.retry_safe_tools,
-        quote_errors=options.quote_errors,
-        quote_max_chars=options.quote_max_chars,
-    )
+    return dataclasses.replace(options, form=form)
 
 
 def print_report(
@@ -150,9 +193,10 @@ def print_report(
     print("Detections:", file=out)
     for failure in first.failures:
         message = messages[failure.message]
+        because = f" ({failure.evidence})" if failure.evidence is not None else ""
         print(
             f"  [{failure.message}] tool result for {_call_label(messages, message)}: "
-            f"kind {failure.kind}, rule {failure.rule}",
+            f"kind {failure.kind}, rule {failure.rule}{because}",
             file=out,
         )
     if not first.failures:

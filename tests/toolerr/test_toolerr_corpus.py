@@ -1,0 +1,114 @@
+# ruff: noqa: E501
+"""The labelled corpus (tests/toolerr/corpus, guide in GUIDE.md): its shape, the frozen
+held-out split, the targets of the wide rules on that split, and `toolerr --eval`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from exactserve.server.cli import main
+from exactserve.toolerr.evaluate import LABELS, evaluate, read_records
+
+CORPUS = Path(__file__).parent / "corpus"
+# The held-out split was frozen before any wide rule was written; tuning used dev only.
+TEST_SHA256 = "c037d8034a5d4c42b049bdf79d88eddcb0c0be9aba72c85250699bc63e8138d5"
+PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
+
+
+def _raw(split: str) -> list[dict]:
+    return [
+        json.loads(line) for line in (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines()
+    ]
+
+
+def test_the_held_out_split_is_frozen():
+    assert hashlib.sha256((CORPUS / "test.jsonl").read_bytes()).hexdigest() == TEST_SHA256
+
+
+def test_records_carry_label_provenance_and_split():
+    dev, test = _raw("dev"), _raw("test")
+    ids = [r["id"] for r in dev + test]
+    assert len(ids) == len(set(ids))
+    assert len(ids) >= 319
+    for split, records in (("dev", dev), ("test", test)):
+        for r in records:
+            assert r["label"] in LABELS, r["id"]
+            assert r["kind"] in PROVENANCE, r["id"]  # no synthetic text in these files
+            assert r["source"] and r["group"] and r["client"], r["id"]
+            assert r["split"] == split and isinstance(r["is_error"], bool), r["id"]
+    # The split is by the project a text comes from: no group on both sides.
+    assert not {r["group"] for r in dev} & {r["group"] for r in test}
+    assert {r["label"] for r in test} == set(LABELS)
+
+
+def test_wide_rules_meet_the_targets_on_the_held_out_split():
+    evaluation = evaluate(read_records((CORPUS / "test.jsonl").open(encoding="utf-8")), "wide")
+    definite = evaluation.num_definite
+    successes = evaluation.count(
+        ("success",), ("transient", "fixable", "unrecoverable", "ambiguous", "none")
+    )
+    falsely_detected = evaluation.count(
+        ("success",), ("transient", "fixable", "unrecoverable", "ambiguous")
+    )
+    assert evaluation.num_correct >= 0.60 * definite
+    assert evaluation.num_wrong <= 0.02 * definite
+    assert falsely_detected <= 0.01 * successes
+
+
+def test_eval_prints_a_table_and_a_confusion_matrix(tmp_path, capsys):
+    path = tmp_path / "mine.jsonl"
+    lines = [
+        {"text": "Error: connect ECONNRESET 10.0.0.1:443", "label": "transient"},
+        {
+            "text": "Exit code: 1\nWall time: 0.1 seconds\nOutput:\ncat: a.txt: No such file or directory",
+            "label": "fixable",
+        },
+        {"text": 'Found 2 matches for "Error:"', "label": "success"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    assert main(["toolerr", "--eval", str(path), "--rules", "wide"]) == 0
+    assert (
+        capsys.readouterr().out
+        == f"""corpus: {path} (3 records)
+
+rules: wide
+definite failures (transient, fixable, unrecoverable): 2
+  correct guidance      2  100.0%
+  wrong guidance        0    0.0%
+  no guidance           0    0.0%
+ambiguous failures: 0
+  detected              0      -
+  guided anyway         0      -
+successes: 1
+  falsely detected      0    0.0%
+  falsely guided        0    0.0%
+
+confusion (rows: label, columns: prediction)
+                   transient       fixable unrecoverable     ambiguous          none
+     transient             1             0             0             0             0
+       fixable             0             1             0             0             0
+ unrecoverable             0             0             0             0             0
+     ambiguous             0             0             0             0             0
+       success             0             0             0             0             1
+"""
+    )
+    assert main(["toolerr", "--eval", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.index("rules: paper") < out.index("rules: wide")
+
+
+def test_eval_errors_name_the_line(tmp_path, capsys):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"text": "x", "label": "success"}\n{"text": "y", "label": "maybe"}\n')
+    assert main(["toolerr", "--eval", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"exactserve toolerr: error: {path}: line 2: label must be one of transient, fixable, "
+        'unrecoverable, ambiguous, success, got "maybe"\n'
+    )
+    assert main(["toolerr"]) == 2
+    assert (
+        capsys.readouterr().err
+        == "exactserve toolerr: error: give FILE.json or --eval CORPUS.jsonl\n"
+    )

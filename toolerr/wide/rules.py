@@ -1,0 +1,220 @@
+"""The wide rule set: is a tool result a failure, and of which kind, on the whole evidence.
+
+Detection reads the structure first (toolerr.wide.shapes): a wrapper's exit code decides
+(0: not a failure, whatever the words; non-zero: a failure), a JSON body decides by its
+error members, an HTTP error page by its status. Only a text with no such structure is
+read for failure shapes: a report line among the first lines (exceptions, tracebacks,
+`Error:`, `fatal:`, compiler and npm diagnostics), a command diagnostic, a test runner's
+failed verdict, or an agent's own failure sentence (edit mismatch, permission denial). A
+text that opens like a document (a read file, a diff, a listing) is not a failure.
+
+Classification takes the first tier with evidence, in this order; conflicting evidence
+within the deciding tier gives `ambiguous`:
+  1. a user or harness denial -> unrecoverable
+  2. a quota or billing message -> unrecoverable
+  3. a rate limit -> transient
+  4. the command's own timeout, or a signal -> ambiguous
+  5. HTTP statuses: 401/403 unrecoverable; 400/404/405/409/410/422 fixable;
+     408/425/429/502/503/504 transient; any other ambiguous
+  6. operating-system and network conditions (errno names and their messages); DNS
+     failures and refused connections are never given a kind (in a sandbox they mostly
+     mean "no network"); "Permission denied" is unrecoverable on a system path, fixable
+     on a relative path the agent ran, unsure elsewhere
+  7. the exception class of the last exception line
+  8. unrecoverable words (Unauthorized, invalid API key, ...) and fixable words (edit
+     mismatches, validation, compiler and usage errors, failed tests)
+  9. nothing: ambiguous
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from exactserve.toolerr.wide import words as w
+from exactserve.toolerr.wide.shapes import (
+    JSON_EXIT_KEYS,
+    TAIL_CHARS,
+    Shape,
+    inner_text,
+    read_shape,
+    window,
+)
+
+# Agents' own failure sentences stand at the start or the end of a result.
+PHRASE_HEAD = 600
+PHRASE_TAIL = 300
+PHRASE_SPAN = PHRASE_HEAD + PHRASE_TAIL
+
+
+class Verdict(NamedTuple):
+    """A wide-mode decision: the detecting rule, the kind, and the evidence behind both
+    (the matched rule and words, for the X-Tool-Errors header)."""
+
+    rule: str
+    kind: str
+    evidence: str
+
+
+def judge(text: str, explicit_rule: str | None) -> Verdict | None:
+    """The wide verdict on one tool result, or None when it is not a failure.
+
+    `explicit_rule` is the explicit flag that already marks it a failure (`is_error`,
+    `cline`, `opencode`, `mcp-iserror`), or None.
+    """
+    shape = read_shape(text)
+    rule, why = (explicit_rule, "flag") if explicit_rule else _detect(text, shape)
+    if rule is None:
+        return None
+    evidence_text = window(text)
+    if shape.json is not None:
+        evidence_text = inner_text(shape.json) or evidence_text
+    kind, because = classify_wide(evidence_text, shape)
+    return Verdict(rule, kind, f"{why}; {because}")
+
+
+def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
+    if shape.json is not None:
+        return _json_failure(shape.json)
+    if shape.exit_code is not None:
+        return ("wide-exit", f"exit {shape.exit_code}") if shape.exit_code else (None, "")
+    if shape.signal is not None:
+        return "wide-signal", f"signal {shape.signal}"
+    if shape.html_status is not None:
+        return "wide-http", f"HTTP page {shape.html_status}"
+    head = text.lstrip()[:2000]
+    first_line = head.split("\n", 1)[0]
+    if w.DOCUMENT_START.match(first_line):
+        return None, ""
+    lines = "\n".join(head.split("\n", w.FAILURE_LINES)[: w.FAILURE_LINES])
+    found = w.FAILURE_LINE.search(lines)
+    if found:
+        return "wide-line", f"line {_quote(found.group(0))}"
+    found = _final_diagnostic(text)
+    if found:
+        return "wide-diagnostic", f"diagnostic {_quote(found)}"
+    tail = text[-TAIL_CHARS:]
+    found = _test_verdict(tail)
+    if found:
+        return "wide-tests", f"verdict {_quote(found)}"
+    scope = text[:PHRASE_HEAD] + "\n" + text[-PHRASE_TAIL:] if len(text) > PHRASE_SPAN else text
+    for phrase in w.FAILURE_PHRASES:
+        if phrase in scope:
+            return "wide-phrase", f"phrase {_quote(phrase)}"
+    return None, ""
+
+
+def _test_verdict(text: str) -> str | None:
+    """A test runner's failed verdict in `text`; the substring checks keep the regex off
+    texts that cannot hold one."""
+    if "fail" not in text and "FAIL" not in text and "ERROR" not in text and "error" not in text:
+        return None
+    found = w.TEST_FAILED.search(text)
+    return found.group(0) if found else None
+
+
+def _final_diagnostic(text: str) -> str | None:
+    """A command diagnostic (`ls: x: No such file or directory`) that ends the output: a
+    warning on stderr followed by normal output is not a failure."""
+    last = text.rstrip()[-400:].rsplit("\n", 1)[-1]
+    found = w.COMMAND_DIAGNOSTIC.match(last)
+    return found.group(0) if found else None
+
+
+def _json_failure(value: Any) -> tuple[str | None, str]:
+    if isinstance(value, dict):
+        for key in JSON_EXIT_KEYS:
+            code = value.get(key)
+            if isinstance(code, int) and not isinstance(code, bool):
+                return ("wide-exit", f"{key} {code}") if code else (None, "")
+        error = value.get("error")
+        if error not in (None, False, "", {}, []):
+            return "wide-json", "JSON error member"
+        if value.get("success") is False or value.get("ok") is False:
+            return "wide-json", "JSON success false"
+    return None, ""
+
+
+def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
+    """(kind, evidence) for a failure whose evidence window is `text`."""
+    for word in w.DENIAL:
+        if word in text:
+            return "unrecoverable", f"denial {_quote(word)}"
+    for word in w.QUOTA:
+        if word in text:
+            return "unrecoverable", f"quota {_quote(word)}"
+    for word in w.RATE_LIMIT:
+        if word in text:
+            return "transient", f"rate limit {_quote(word)}"
+    for word in w.OWN_TIMEOUT:
+        if word in text:
+            return "ambiguous", f"own timeout {_quote(word)}"
+    if shape is not None and shape.signal is not None:
+        return "ambiguous", f"signal {shape.signal}"
+    statuses = _http_statuses(text, shape)
+    if statuses:
+        kinds = {_status_kind(s) for s in statuses}
+        named = ",".join(str(s) for s in statuses)
+        if len(kinds) == 1:
+            return kinds.pop(), f"HTTP {named}"
+        return "ambiguous", f"HTTP {named} disagree"
+    decided = _conditions(text)
+    if decided is not None:
+        return decided
+    names = w.EXCEPTION_NAME.findall(text)
+    if names and names[-1] in w.EXCEPTION_KIND:
+        return w.EXCEPTION_KIND[names[-1]], f"exception {names[-1]}"
+    bad = next((word for word in w.UNRECOVERABLE_WORDS if word in text), None)
+    fix = next((word for word in w.FIXABLE_WORDS if word in text), None)
+    if fix is None and _test_verdict(text):
+        fix = "failed tests"
+    if bad and fix:
+        return "ambiguous", f"words {_quote(bad)} and {_quote(fix)} disagree"
+    if bad:
+        return "unrecoverable", f"words {_quote(bad)}"
+    if fix:
+        return "fixable", f"words {_quote(fix)}"
+    return "ambiguous", "no evidence of a kind"
+
+
+def _http_statuses(text: str, shape: Shape | None) -> list[int]:
+    found = [int(m.group(1)) for m in w.HTTP_STATUS.finditer(text[: w.HTTP_SCOPE])]
+    if shape is not None and shape.html_status is not None:
+        found.append(shape.html_status)
+    return sorted(set(found))[:4]
+
+
+def _status_kind(status: int) -> str:
+    if status in (401, 403):
+        return "unrecoverable"
+    if status in (400, 404, 405, 409, 410, 422):
+        return "fixable"
+    if status in (408, 425, 429, 502, 503, 504):
+        return "transient"
+    return "ambiguous"
+
+
+def _conditions(text: str) -> tuple[str, str] | None:
+    kinds: dict[str, str] = {}
+    for word, kind in w.CONDITIONS:
+        if word in text and kind not in kinds:
+            kinds[kind] = word
+    unsure = next((word for word in w.UNSURE_NETWORK if word in text), None)
+    if "Permission denied (publickey)" not in text and any(p in text for p in w.PERMISSION):
+        if w.RELATIVE_EXEC.search(text):
+            kinds.setdefault("fixable", "./... Permission denied")
+        elif w.SYSTEM_PATH.search(text):
+            kinds.setdefault("unrecoverable", "Permission denied on a system path")
+        else:
+            unsure = unsure or "Permission denied"
+    if len(kinds) == 1 and unsure is None:
+        kind, word = next(iter(kinds.items()))
+        return kind, f"condition {_quote(word)}"
+    if kinds or unsure:
+        named = [*kinds.values(), *([unsure] if unsure else [])]
+        return "ambiguous", "conditions " + " and ".join(_quote(n) for n in named)
+    return None
+
+
+def _quote(value: str) -> str:
+    value = value.strip()
+    return repr(value[:60] + ("..." if len(value) > 60 else ""))

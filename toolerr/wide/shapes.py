@@ -1,0 +1,109 @@
+"""The structure of a tool result, read before any word: agent wrappers with exit codes,
+JSON bodies, HTTP error pages, and the window of text the other rules look at.
+
+Every scan here is bounded: wrappers are read from the first and last few lines, and the
+evidence window is the first 640 and last 320 characters (where tools put their error
+lines and verdicts), so a 1 MB result costs about what a 1 KB one does. No pattern nests
+quantifiers (no catastrophic backtracking).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, NamedTuple
+
+HEAD_CHARS = 640
+TAIL_CHARS = 320
+EDGE_LINES = 4  # lines read at each end for a wrapper's exit code
+
+# A wrapper's exit code, on one of the first or last lines. Formats: Codex `Exit code: N`
+# and `Process exited with code N`; Claude Code `Exit code N` / `Error: Exit code N`;
+# Gemini CLI and Qwen Code `Exit Code: N`; OpenCode `Exited with code N`; Roo/Kilo/Cline
+# `Command failed with exit code N` and `Exit code: N`; Docker and shells `returned a
+# non-zero code: N`, `exit status N`, `exit code: N`.
+EXIT_LINE = re.compile(
+    r"(?:^|[\s(.])(?:Process exited with code|Exited with code|[Ee]xit [Cc]ode:?|"
+    r"exit status|exited with status|returned a non-zero code:|failed with exit code)"
+    r" ?(-?[0-9]{1,4})\b"
+)
+SIGNAL_LINE = re.compile(r"^Signal: ([0-9]{1,3})\s*$")
+JSON_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
+HTML_STATUS = re.compile(r"<title>\s*([45][0-9]{2})\b")
+
+
+class Shape(NamedTuple):
+    """What the structure says. `exit_code` None: no wrapper with an exit code found;
+    `json` the decoded body when the text is a JSON object or array."""
+
+    exit_code: int | None
+    signal: int | None
+    json: Any
+    html_status: int | None
+
+
+def read_shape(text: str) -> Shape:
+    start = text[:64].lstrip()[:1]
+    decoded = _json(text) if start in ("{", "[") else None
+    exit_code = signal = None
+    if isinstance(decoded, dict):
+        for key in JSON_EXIT_KEYS:
+            value = decoded.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                exit_code = value
+                break
+    elif decoded is None:
+        exit_code, signal = _wrapper_codes(text[:2000].strip(), text[-2000:].strip())
+    head = text[:300]
+    html = HTML_STATUS.search(head) if "<title>" in head else None
+    return Shape(exit_code, signal, decoded, int(html.group(1)) if html else None)
+
+
+def window(text: str) -> str:
+    """The evidence window: the first 640 characters and, for a longer text, the last
+    320 (test runners and compilers put their verdict at the end)."""
+    if len(text) <= HEAD_CHARS + TAIL_CHARS:
+        return text
+    return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
+
+
+def inner_text(value: Any) -> str:
+    """The text parts of an MCP-style result (`content: [{type: text, text}]`) or the
+    message of a JSON error object, joined by newlines; "" when there is none."""
+    if not isinstance(value, dict):
+        return ""
+    parts = []
+    content = value.get("content")
+    if isinstance(content, list):
+        for item in content:
+            if isinstance(item, dict) and isinstance(item.get("text"), str):
+                parts.append(item["text"])
+    for key in ("error", "message", "detail", "stderr"):
+        item = value.get(key)
+        if isinstance(item, str):
+            parts.append(item)
+        elif isinstance(item, dict):
+            parts.append(json.dumps(item, ensure_ascii=False)[:HEAD_CHARS])
+    return "\n".join(parts)
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _wrapper_codes(head: str, tail: str) -> tuple[int | None, int | None]:
+    """The first exit code and the last signal on the edge lines of the text."""
+    lines = head.split("\n", EDGE_LINES)[:EDGE_LINES] + tail.rsplit("\n", EDGE_LINES)[-EDGE_LINES:]
+    exit_code = signal = None
+    for line in lines:
+        line = line[:200].strip()
+        if line.startswith("Signal: "):
+            found = SIGNAL_LINE.match(line)
+            signal = int(found.group(1)) if found else signal
+        elif exit_code is None and ("xit" in line or "code" in line or "status" in line):
+            found = EXIT_LINE.search(line)
+            exit_code = int(found.group(1)) if found else None
+    return exit_code, signal

@@ -1,0 +1,293 @@
+"""The wide rule set's word lists: what marks a text as a failure, and what each kind of
+evidence looks like. Data only; `rules.py` says in which order they are consulted.
+
+Patterns are plain alternations of literals with bounded classes: none nests a quantifier,
+so a search is linear in the text it scans.
+"""
+
+from __future__ import annotations
+
+import re
+
+# --- detection: a text with no wrapper and no JSON is a failure when one of these holds ---
+
+# A line that begins a failure report, anywhere in the first lines of the text.
+FAILURE_LINE = re.compile(
+    r"^(?:"
+    r"Traceback \(most recent call last\):"
+    r"|(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}"
+    r"(?:Error|Exception|Timeout|Exit|Interrupt|Fault)(?::|$| \(|\()"
+    r"|Error:|ERROR:|error:|Error executing tool|MCP error -[0-9]|An error occurred"
+    r"|FATAL:|fatal:|panic: |thread '[^'\n]{1,80}' panicked at"
+    r"|error\[E[0-9]{4}\]|error TS[0-9]{4}:|npm ERR!|npm error |Exception in thread "
+    r"|curl: \([0-9]{1,3}\) |<tool_use_error>|\[ERROR\]|Command failed|Failed to "
+    r"|HTTP Error [45]|HTTP [45][0-9]{2}\b|[45][0-9]{2} (?:Client|Server) Error:"
+    r"|(?:Client|Server) error '[45]"
+    r")",
+    re.MULTILINE,
+)
+FAILURE_LINES = 12  # how many first lines FAILURE_LINE examines
+
+# `prog: subject: message` diagnostics of shell commands, and compiler locations.
+COMMAND_DIAGNOSTIC = re.compile(
+    r"^[^\n]{0,200}?[:(] ?"
+    r"(?:No such file(?: or directory)?|Permission denied|command not found|Is a directory"
+    r"|Not a directory|Operation not permitted|Read-only file system|No space left on device"
+    r"|cannot open|invalid option|unrecognized option)\b"
+    r"|^[\w./\\-]{1,200}:[0-9]{1,7}(?::[0-9]{1,5})?: (?:fatal )?error:",
+    re.MULTILINE,
+)
+
+# Whole-text markers of a failed call, wherever they are in the window.
+FAILURE_PHRASES = (
+    "String to replace not found",
+    "occurrences found for old_string",
+    "could not find the string to replace",
+    "old_string not found",
+    "oldString not found",
+    "Could not find oldString",
+    "unable to find insert_after",
+    "before overwriting it",
+    "You must read the file",
+    "has not been read yet",
+    "No replacement was performed",
+    "Your proposed edit has introduced new syntax error",
+    "apply_patch verification failed",
+    "doesn't want to proceed with this tool use",
+    "has been denied because",
+    "but you haven't granted it yet",
+    "Permission to use ",
+    "EXECUTION TIMED OUT",
+    "command timed out",
+    "Command timed out",
+    "No file open. Use the `open` command first.",
+    "Could not install packages due to",
+    "could not compile",
+    "Could not compile",
+    "Wrong flag!",
+    "Unexpected response",
+    "ate limit exceeded",
+    "exceeded your current quota",
+    "database is locked",
+    "Could not resolve host",
+)
+
+# A test runner's final verdict (pytest, unittest, jest, go test, cargo test).
+TEST_FAILED = re.compile(
+    r"^=+ .{0,80}\b[0-9]{1,6} (?:failed|errors?)\b"
+    r"|^(?:FAILED|FAIL:?|ERROR:) [\w./:\[\]-]{1,200}"
+    r"|^FAILED \((?:failures|errors)=[0-9]{1,6}"
+    r"|^Tests: +[0-9]{1,6} failed"
+    r"|^test result: FAILED",
+    re.MULTILINE,
+)
+
+# The first line of a document rather than a report: a read file, not a failure.
+DOCUMENT_START = re.compile(
+    r"(?:#|---|<!DOCTYPE|<\?xml|import |from |package |//|/\*|\"\"\"|'use strict'|\[File: "
+    r"|diff --git|name: |on:|[0-9]{1,6}:|[ \t]+[0-9]{1,6}\t)"
+)
+
+# --- classification evidence, by tier (see rules.py) ---
+
+DENIAL = (
+    "doesn't want to proceed",
+    "tool use was rejected",
+    "has been denied because",
+    "haven't granted it yet",
+    "approval policy is never",
+    "User rejected",
+    "requires approval",
+)
+QUOTA = (
+    "insufficient_quota",
+    "exceeded your current quota",
+    "credit balance is too low",
+    "billing details",
+    "quota exceeded for this plan",
+)
+RATE_LIMIT = (
+    "ate limit exceeded",
+    "rate limit reached",
+    "Rate limit reached",
+    "secondary rate limit",
+    "Too Many Requests",
+    "TooManyRequests",
+    "RESOURCE_EXHAUSTED",
+    "Please wait a few minutes before you try again",
+    "overloaded_error",
+)
+OWN_TIMEOUT = (
+    "command timed out",
+    "Command timed out",
+    "EXECUTION TIMED OUT",
+    "killed due to timeout",
+    "terminated command after exceeding timeout",
+    "Request timed out",
+)
+
+# An HTTP status in an unmistakable context: the code followed by its reason phrase or by
+# the connectives of library messages (`403 for url`, `403 - API rate limit`).
+HTTP_STATUS = re.compile(
+    r"(?<![0-9A-Za-z.])([45][0-9]{2})(?: |:|,|'| \()"
+    r"(?:Client Error|Server Error|Not Found|Forbidden|Unauthorized|Bad Request|Bad Gateway"
+    r"|Service Unavailable|Gateway Time-?out|Too Many Requests|Internal Server Error|Gone"
+    r"|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early|for |- |\{)"
+)
+HTTP_SCOPE = 1024  # statuses are read from the start of the evidence window only
+
+# (substring, kind): operating-system and network conditions, most specific first.
+CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("No space left on device", "unrecoverable"),
+    ("ENOSPC", "unrecoverable"),
+    ("Errno 28", "unrecoverable"),
+    ("Read-only file system", "unrecoverable"),
+    ("EROFS", "unrecoverable"),
+    ("Operation not permitted", "unrecoverable"),
+    ("Permission denied (publickey)", "unrecoverable"),
+    ("Could not read from remote repository", "unrecoverable"),
+    ("ECONNRESET", "transient"),
+    ("onnection reset", "transient"),
+    ("onnection aborted", "transient"),
+    ("ETIMEDOUT", "transient"),
+    ("Read timed out", "transient"),
+    ("read operation timed out", "transient"),
+    ("handshake operation timed out", "transient"),
+    ("socket hang up", "transient"),
+    ("database is locked", "transient"),
+    ("Resource temporarily unavailable", "transient"),
+    ("EISDIR", "fixable"),
+    ("Is a directory", "fixable"),
+    ("Not a directory", "fixable"),
+    ("No such file", "fixable"),
+    ("ENOENT", "fixable"),
+    ("File not found", "fixable"),
+    ("file not found", "fixable"),
+    ("does not exist", "fixable"),
+    ("command not found", "fixable"),
+)
+
+# Network conditions that in an agent's sandbox usually mean "no network" rather than a
+# passing fault: never given a kind on their own.
+UNSURE_NETWORK = (
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "EAI_AGAIN",
+    "ENOTFOUND",
+    "getaddrinfo",
+    "onnection refused",
+    "ECONNREFUSED",
+    "No route to host",
+)
+
+# Permission denied is unrecoverable on a system path, fixable on a relative path the
+# agent typed (`bash: ./run.sh: Permission denied`), and unsure elsewhere.
+PERMISSION = ("Permission denied", "EACCES", "ermission denied", "Access is denied")
+SYSTEM_PATH = re.compile(
+    r"['\"( ](?:/usr/|/etc/|/var/|/root|/opt/|/bin/|/sbin/|/lib|/System/|/Library/"
+    r"|/private/|/proc/|/sys/|[A-Z]:\\\\?(?:Program Files|Windows))"
+)
+RELATIVE_EXEC = re.compile(
+    r"^(?:[\w-]{1,20}: )?(?:line [0-9]{1,6}: )?\./[^\n:]{1,200}: Permission denied", re.MULTILINE
+)
+
+# The exception class named on a failure line (last dotted component).
+EXCEPTION_NAME = re.compile(
+    r"^(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}([A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception|Timeout))\b",
+    re.MULTILINE,
+)
+EXCEPTION_KIND = {
+    "ReadTimeout": "transient",
+    "ReadTimeoutError": "transient",
+    "ConnectTimeout": "transient",
+    "ConnectTimeoutError": "transient",
+    "WriteTimeout": "transient",
+    "PoolTimeout": "transient",
+    "ConnectionResetError": "transient",
+    "ConnectionAbortedError": "transient",
+    "TimeoutError": "transient",
+    "RateLimitError": "transient",
+    "RateLimitExceededException": "transient",
+    "NameError": "fixable",
+    "TypeError": "fixable",
+    "AttributeError": "fixable",
+    "SyntaxError": "fixable",
+    "IndentationError": "fixable",
+    "TabError": "fixable",
+    "KeyError": "fixable",
+    "IndexError": "fixable",
+    "ValueError": "fixable",
+    "AssertionError": "fixable",
+    "ZeroDivisionError": "fixable",
+    "ModuleNotFoundError": "fixable",
+    "ImportError": "fixable",
+    "FileNotFoundError": "fixable",
+    "IsADirectoryError": "fixable",
+    "NotADirectoryError": "fixable",
+    "ReferenceError": "fixable",
+    "RangeError": "fixable",
+    "ValidationError": "fixable",
+    "JSONDecodeError": "fixable",
+    "UnboundLocalError": "fixable",
+    "RecursionError": "fixable",
+    "NullPointerException": "fixable",
+    "ClassNotFoundException": "fixable",
+    "IllegalArgumentException": "fixable",
+    "AuthenticationError": "unrecoverable",
+    "PermissionDeniedError": "unrecoverable",
+}
+
+# What the call got wrong, in the words of edit tools, validators, compilers and tests.
+FIXABLE_WORDS = (
+    "String to replace not found",
+    "occurrences found for old_string",
+    "could not find the string to replace",
+    "old_string not found",
+    "oldString not found",
+    "Could not find oldString",
+    "unable to find insert_after",
+    "before overwriting it",
+    "You must read the file",
+    "has not been read",
+    "No replacement was performed",
+    "proposed edit has introduced new syntax error",
+    "apply_patch verification failed",
+    "No file open",
+    "must not be empty",
+    "cannot be empty",
+    "did not match",
+    "not unique",
+    "Invalid arguments",
+    "Invalid parameters",
+    "nvalid params",
+    "unexpected keyword argument",
+    "required positional argument",
+    "validation error",
+    "is a required property",
+    "is not of type",
+    "ethod not found",
+    "-32601",
+    "-32602",
+    "INVALID_ARGUMENT",
+    "could not compile",
+    "Could not compile",
+    "error[E",
+    "error TS",
+    "SyntaxError",
+    "invalid option",
+    "unrecognized option",
+    "unrecognized arguments",
+    "invalid choice",
+    "usage: ",
+    "Usage: ",
+)
+UNRECOVERABLE_WORDS = (
+    "Unauthorized",
+    "UNAUTHENTICATED",
+    "PERMISSION_DENIED",
+    "nvalid API key",
+    "ncorrect API key",
+    "ot authorized to",
+    "denied to ",
+    "Forbidden",
+)
