@@ -22,6 +22,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from exactserve.reference.sampling import SamplingParams, sample_token
+from exactserve.runtime.speculative import (
+    SpeculativeConfig,
+    check_draft_model,
+    draft_budget,
+    new_proposer,
+    verify,
+)
 
 
 class CausalLM(Protocol):
@@ -37,6 +44,10 @@ class CausalLM(Protocol):
 
     def forward(self, cache: object, tokens: Sequence[int]) -> np.ndarray:
         """Appends `tokens` to `cache`; returns the float32 logits of the last one."""
+        ...
+
+    def logits_all(self, cache: object, tokens: Sequence[int]) -> np.ndarray:
+        """Appends `tokens` to `cache`; returns the logits of every one [n, n_vocab]."""
         ...
 
 
@@ -61,13 +72,15 @@ MAX_TOP_LOGPROBS = 20
 @dataclass(frozen=True)
 class GenerationConfig:
     """`logprobs`: None records none; n records each generated token's log-probability and
-    the n most likely tokens at its position (docs/SAMPLING.md, log-probabilities)."""
+    the n most likely tokens at its position (docs/SAMPLING.md, log-probabilities).
+    `speculative`: decode speculatively (runtime.speculative); the output is the same."""
 
     max_tokens: int = 128
     sampling: SamplingParams = field(default_factory=SamplingParams)
     stop: tuple[str, ...] = ()
     ignore_eog: bool = False
     logprobs: int | None = None
+    speculative: SpeculativeConfig | None = None
 
     def __post_init__(self) -> None:
         if self.max_tokens < 0:
@@ -115,6 +128,22 @@ class GenerationStats:
     prefill_seconds: float = 0.0
     num_generated: int = 0
     decode_seconds: float = 0.0  # from the first generated token to the last
+    num_decode_passes: int = 0  # target forward passes after the prefill
+    num_draft_tokens: int = 0  # speculative guesses verified
+    num_accepted_draft_tokens: int = 0  # guesses equal to the target's own choice
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Share of speculative guesses the target accepted (0 without speculation)."""
+        return (
+            self.num_accepted_draft_tokens / self.num_draft_tokens if self.num_draft_tokens else 0.0
+        )
+
+    @property
+    def tokens_per_pass(self) -> float:
+        """Generated tokens per decode forward pass (1 without speculation)."""
+        steps = self.num_generated - 1  # the first token comes from the prefill
+        return steps / self.num_decode_passes if self.num_decode_passes else 0.0
 
     @property
     def prefill_tokens_per_second(self) -> float:
@@ -174,7 +203,9 @@ class Generation:
         tokenizer: GenerationTokenizer,
         prompt: Sequence[int],
         config: GenerationConfig,
+        draft_model: Any | None = None,
     ) -> None:
+        """`draft_model`: the proposer's model when config.speculative.method is "draft"."""
         if not prompt:
             raise ValueError("the prompt must hold at least one token")
         if len(prompt) >= model.context_length:
@@ -183,6 +214,11 @@ class Generation:
                 f"{model.context_length}, leaving no room to generate"
             )
         self.model, self.tokenizer, self.config = model, tokenizer, config
+        self.draft_model = draft_model
+        if config.speculative is not None and config.speculative.method == "draft":
+            if draft_model is None:
+                raise ValueError("speculative decoding with method 'draft' needs a draft model")
+            check_draft_model(model, draft_model)
         self.prompt = list(prompt)
         self.token_ids: list[int] = []
         self.logprobs: list[TokenLogprob] = []  # one per token id when config.logprobs is set
@@ -203,18 +239,31 @@ class Generation:
         logits = self.model.forward(cache, self.prompt[reused:])
         self.stats.prefill_seconds = time.perf_counter() - started
         stream = TokenStream(self)
-        first_token_at = 0.0
-        while True:
+        spec = self.config.speculative
+        proposer = (
+            new_proposer(spec, self.draft_model, self.config.sampling) if spec is not None else None
+        )
+        try:
             deltas = stream.accept(logits)
-            now = time.perf_counter()
-            if len(self.token_ids) == 1:
-                first_token_at = now
-            self.stats.decode_seconds = now - first_token_at
-            self.stats.num_generated = len(self.token_ids)
-            yield from deltas
-            if self.finish_reason is not None:
-                return
-            logits = self.model.forward(cache, self.token_ids[-1:])
+            first_token_at = time.perf_counter()
+            while True:
+                self.stats.decode_seconds = time.perf_counter() - first_token_at
+                self.stats.num_generated = len(self.token_ids)
+                yield from deltas
+                if self.finish_reason is not None:
+                    return
+                guesses = []
+                if proposer is not None:
+                    guesses = proposer.propose(stream.context, draft_budget(spec, self))
+                self.stats.num_decode_passes += 1
+                if guesses:
+                    rows = self.model.logits_all(cache, self.token_ids[-1:] + guesses)
+                    deltas = verify(stream, rows, guesses, cache, proposer)
+                else:
+                    deltas = stream.accept(self.model.forward(cache, self.token_ids[-1:]))
+        finally:
+            if proposer is not None:
+                proposer.close()
 
 
 class TokenStream:

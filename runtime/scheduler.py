@@ -30,6 +30,13 @@ from exactserve.runtime.generate import (
     token_logprobs,
 )
 from exactserve.runtime.model import Model, SequenceInput
+from exactserve.runtime.speculative import (
+    Proposer,
+    check_draft_model,
+    draft_budget,
+    new_proposer,
+    verify,
+)
 
 
 class ScheduledRequest:
@@ -47,6 +54,8 @@ class ScheduledRequest:
         self.cancelled = False
         self.cache: Any = None
         self.stream: TokenStream | None = None  # set once the prompt is in
+        self.proposer: Proposer | None = None  # speculative guesses, if its config asks
+        self.guesses: list[int] = []  # those the current pass verifies
         self.prompt_logprobs: list[TokenLogprob | None] | None = [None] if prompt_logprobs else None
 
     @property
@@ -77,12 +86,17 @@ class Scheduler:
         max_running: int = 8,
         max_batch_tokens: int = 256,
         prefill_chunk: int = 128,
+        draft_model: Model | None = None,
     ) -> None:
+        """`draft_model`: for requests whose config asks for speculative method "draft"."""
         if min(max_running, max_batch_tokens, prefill_chunk) < 1:
             raise ValueError("max_running, max_batch_tokens and prefill_chunk must be >= 1")
         self.model, self.tokenizer = model, tokenizer
         self.max_running, self.max_batch_tokens = max_running, max_batch_tokens
         self.prefill_chunk = prefill_chunk
+        self.draft_model = draft_model
+        if draft_model is not None:
+            check_draft_model(model, draft_model)
         self.waiting: deque[ScheduledRequest] = deque()
         self.running: list[ScheduledRequest] = []
 
@@ -93,7 +107,7 @@ class Scheduler:
         prompt or one that fills the context). `prompt_logprobs` also records every prompt
         token's logprob (with config.logprobs top tokens); such a request computes its
         whole prompt, never taking a prefix from the prefix cache."""
-        generation = Generation(self.model, self.tokenizer, prompt, config)
+        generation = Generation(self.model, self.tokenizer, prompt, config, self.draft_model)
         request = ScheduledRequest(generation, prompt_logprobs)
         if config.max_tokens == 0 and not prompt_logprobs:
             request.generation.finish_reason = "length"
@@ -110,8 +124,7 @@ class Scheduler:
         if request in self.waiting:
             self.waiting.remove(request)
         elif request in self.running:
-            request.cache.release()
-            self.running.remove(request)
+            self._retire(request)
 
     @property
     def has_work(self) -> bool:
@@ -136,15 +149,21 @@ class Scheduler:
         except BaseException as exc:
             for request, _, _ in plan:  # a failed pass leaves no request half-run
                 request.error = exc
-                request.cache.release()
-                self.running.remove(request)
+                self._retire(request)
             raise
         for (request, tokens, logits), out in zip(plan, results, strict=True):
             if request.prompt_logprobs is not None and request.stream is None:
                 self._record_prompt_logprobs(request, tokens, out)
             if logits != "none":
-                self._accept(request, out[-1])
+                self._accept(request, out)
         return [request for request, _, _ in plan]
+
+    def _retire(self, request: ScheduledRequest) -> None:
+        """Release a running request's KV blocks (and its proposer's) and drop it."""
+        request.cache.release()
+        if request.proposer is not None:
+            request.proposer.close()
+        self.running.remove(request)
 
     def _admit(self) -> None:
         while self.waiting and len(self.running) < self.max_running:
@@ -153,6 +172,10 @@ class Scheduler:
             reuse = request.prompt_logprobs is None
             request.cache = self.model.new_cache(g.prompt if reuse else None)
             g.stats.num_reused_prompt_tokens = request.cache.length
+            if g.config.speculative is not None:
+                request.proposer = new_proposer(
+                    g.config.speculative, self.draft_model, g.config.sampling
+                )
             self.running.append(request)
 
     def _plan(self) -> list[tuple[ScheduledRequest, list[int], str]]:
@@ -161,8 +184,10 @@ class Scheduler:
         plan = []
         for request in self.running:
             if request.stream is not None and budget > 0:
-                plan.append((request, request.token_ids[-1:], "last"))
-                budget -= 1
+                request.guesses = self._guesses(request, budget - 1)
+                mode = "all" if request.guesses else "last"
+                plan.append((request, request.token_ids[-1:] + request.guesses, mode))
+                budget -= 1 + len(request.guesses)
         for request in self.running:
             if request.stream is None and budget > 0:
                 prompt, fed = request.generation.prompt, request.cache.length
@@ -186,10 +211,19 @@ class Scheduler:
         request.prompt_logprobs += token_logprobs(out[: len(following)], following, top_n)
         if len(request.prompt_logprobs) == len(g.prompt) and g.config.max_tokens == 0:
             g.finish_reason = "length"
-            request.cache.release()
-            self.running.remove(request)
+            self._retire(request)
 
-    def _accept(self, request: ScheduledRequest, logits) -> None:
+    def _guesses(self, request: ScheduledRequest, budget: int) -> list[int]:
+        """Speculative guesses for this pass (none without a proposer or budget)."""
+        spec = request.generation.config.speculative
+        if request.proposer is None or budget <= 0:
+            return []
+        k = min(budget, draft_budget(spec, request.generation))
+        return request.proposer.propose(request.stream.context, k) if k else []
+
+    def _accept(self, request: ScheduledRequest, out) -> None:
+        """Take a pass's logits rows for `request`: the first token after its prompt, one
+        decoded token, or the verification of its speculative guesses."""
         g = request.generation
         if g.finish_reason is not None:  # only its prompt's logprobs were asked for
             return
@@ -197,8 +231,14 @@ class Scheduler:
             return
         if request.stream is None:  # the prompt is in: first token
             request.stream = TokenStream(g)
-        request.deltas += request.stream.accept(logits)
+            request.deltas += request.stream.accept(out[-1])
+        else:
+            g.stats.num_decode_passes += 1
+            if request.guesses:
+                stream, cache, proposer = request.stream, request.cache, request.proposer
+                request.deltas += verify(stream, out, request.guesses, cache, proposer)
+            else:
+                request.deltas += request.stream.accept(out[-1])
         g.stats.num_generated = len(g.token_ids)
         if g.finish_reason is not None:
-            request.cache.release()
-            self.running.remove(request)
+            self._retire(request)

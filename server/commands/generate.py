@@ -65,7 +65,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--ignore-eos", action="store_true", help="keep generating past end-of-generation tokens"
     )
+    add_speculative_options(parser)
     parser.set_defaults(func=run)
+
+
+def add_speculative_options(parser: argparse.ArgumentParser) -> None:
+    """--speculative, --draft-model, --draft-tokens (shared with `exactserve serve`)."""
+    parser.add_argument(
+        "--speculative",
+        choices=("ngram", "draft"),
+        help="decode speculatively: ngram (prompt lookup) or draft (--draft-model); the "
+        "output is the same bits, only faster when guesses are accepted",
+    )
+    parser.add_argument("--draft-model", type=Path, help="GGUF draft model (same vocabulary)")
+    parser.add_argument(
+        "--draft-tokens", type=int, default=4, help="guesses verified per pass (default 4)"
+    )
+
+
+def speculative_from_args(args: argparse.Namespace):
+    """(SpeculativeConfig or None, the draft model path or None), validated."""
+    from exactserve.runtime.speculative import SpeculativeConfig
+
+    if args.speculative is None:
+        if args.draft_model is not None:
+            raise ExactserveError("--draft-model needs --speculative draft")
+        return None, None
+    if args.speculative == "draft":
+        if args.draft_model is None:
+            raise ExactserveError("--speculative draft needs --draft-model PATH")
+        if not args.draft_model.is_file():
+            raise ExactserveError(f"{args.draft_model}: no such draft model file")
+    try:
+        config = SpeculativeConfig(args.speculative, args.draft_tokens)
+    except ValueError as exc:
+        raise ExactserveError(f"invalid speculative option: {exc}") from exc
+    return config, args.draft_model if args.speculative == "draft" else None
 
 
 def sampling_from_args(args: argparse.Namespace) -> SamplingParams:
@@ -91,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from exactserve.runtime.tokenizer import Tokenizer
 
     sampling = sampling_from_args(args)
+    speculative, draft_path = speculative_from_args(args)
     if args.max_tokens < 0:
         raise ExactserveError(f"--max-tokens must be >= 0, got {args.max_tokens}")
     path = args.model or demo_model_path()
@@ -105,14 +141,21 @@ def run(args: argparse.Namespace) -> int:
     model = load_model(
         path, progress=lambda message: _progress(name, message, started), backend=args.backend
     )
+    draft = None
+    if draft_path is not None:
+        draft = load_model(draft_path, backend=args.backend)
     _progress(name, f"ready, prompt of {len(prompt)} tokens", started)
     config = GenerationConfig(
         max_tokens=args.max_tokens,
         sampling=sampling,
         stop=tuple(args.stop),
         ignore_eog=args.ignore_eos,
+        speculative=speculative,
     )
-    generation = Generation(model, tokenizer, prompt, config)
+    try:
+        generation = Generation(model, tokenizer, prompt, config, draft)
+    except ValueError as exc:
+        raise ExactserveError(str(exc)) from exc
     for delta in generation:
         sys.stdout.write(delta.text)
         sys.stdout.flush()
@@ -123,7 +166,14 @@ def run(args: argparse.Namespace) -> int:
         f"prefill: {stats.num_prompt_tokens} tokens in {stats.prefill_seconds:.2f} s "
         f"({stats.prefill_tokens_per_second:.1f} tokens/s); decode: {steps} tokens after the "
         f"first in {stats.decode_seconds:.2f} s ({stats.decode_tokens_per_second:.1f} "
-        f"tokens/s); {stats.num_generated} generated, finish: {generation.finish_reason}",
+        f"tokens/s); {stats.num_generated} generated, finish: {generation.finish_reason}"
+        + (
+            f"; speculative {speculative.method}: {stats.acceptance_rate:.0%} of "
+            f"{stats.num_draft_tokens} guesses accepted, {stats.tokens_per_pass:.2f} tokens "
+            "per pass"
+            if speculative is not None
+            else ""
+        ),
         file=sys.stderr,
     )
     return 0
