@@ -76,6 +76,7 @@ async def messages(request: Request):
         body, ("max_tokens",), len(rendered.ids), served.context_length
     )
     config = GenerationConfig(
+        speculative=served.speculative,
         max_tokens=max_tokens,
         sampling=params.sampling(body, served.n_vocab),
         stop=params.stop_strings(body, "stop_sequences"),
@@ -88,7 +89,7 @@ async def messages(request: Request):
     if params.boolean(body, "stream", False):
         stream = _stream(served.name, message_id, events, len(rendered.ids))
         return StreamingResponse(named_sse(stream), media_type="text/event-stream", headers=headers)
-    (result,) = await collect(events, 1)
+    (result,) = await collect(request, events, 1)
     failure = failure_of([result])
     if failure is not None:
         raise failure

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 
 from fastapi import FastAPI, Request
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from exactserve.server.engine import Engine
 from exactserve.server.errors import APIError, decode_json_object, error_response
 from exactserve.server.metrics import Metrics
 from exactserve.server.served import ServedModel
+from exactserve.server.shared import ClientGone
 from exactserve.toolerr.body import RequestError
 
 log = logging.getLogger("exactserve.server")
@@ -74,6 +76,10 @@ def create_app(state: ServerState) -> FastAPI:
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
         return error_response(request.url.path, APIError(exc.status_code, message))
+
+    @app.exception_handler(ClientGone)
+    async def _gone(request: Request, exc: ClientGone):
+        return Response(status_code=499)  # nobody is listening; the request was cancelled
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception):

@@ -124,7 +124,9 @@ class Engine:
         max_running: int = 8,
         max_batch_tokens: int = 256,
         prefill_chunk: int = 128,
+        draft_model: Model | None = None,
     ) -> None:
+        """`draft_model`: the proposer for requests decoding with speculative "draft"."""
         self.model = model
         self.tokenizer = tokenizer
         self.scheduler = Scheduler(
@@ -133,6 +135,7 @@ class Engine:
             max_running=max_running,
             max_batch_tokens=max_batch_tokens,
             prefill_chunk=prefill_chunk,
+            draft_model=draft_model,
         )
         self._cond = threading.Condition()
         self._inbox: list[tuple[str, RequestHandle, tuple]] = []
@@ -254,6 +257,7 @@ class Engine:
             reason, error = "error", f"{type(request.error).__name__}: {request.error}"
         elif request.cancelled:
             reason, error = "cancelled", None
+            self.counters.cancelled += 1
         else:
             reason, error = request.finish_reason, None
         prompt_logprobs = (
@@ -271,6 +275,8 @@ class Engine:
             )
         )
         self.counters.cached_tokens += g.stats.num_reused_prompt_tokens
+        self.counters.draft_tokens += g.stats.num_draft_tokens
+        self.counters.accepted_draft_tokens += g.stats.num_accepted_draft_tokens
         del self._live[live.handle.id]
 
     # -- state for /metrics -----------------------------------------------------------------
@@ -301,6 +307,9 @@ class EngineCounters:
     prompt_tokens: int = 0
     generated_tokens: int = 0
     cached_tokens: int = 0  # prompt tokens taken from the prefix cache
+    cancelled: int = 0
+    draft_tokens: int = 0  # speculative guesses verified
+    accepted_draft_tokens: int = 0  # of those, equal to the target's own choice
     steps: int = 0
     failed_passes: int = 0
 

@@ -73,6 +73,7 @@ async def chat_completions(request: Request):
     ignore_eos = params.boolean(body, "ignore_eos", False)
     configs = [
         GenerationConfig(
+            speculative=served.speculative,
             max_tokens=max_tokens,
             sampling=params.sampling(body, served.n_vocab, index=i),
             stop=stop,
@@ -94,7 +95,7 @@ async def chat_completions(request: Request):
     if stream:
         chunks = _stream(served, events, meta, n, len(rendered.ids), include_usage)
         return StreamingResponse(sse(chunks), media_type="text/event-stream", headers=headers)
-    results = await collect(events, n)
+    results = await collect(request, events, n)
     failure = failure_of(results)
     if failure is not None:
         raise failure

@@ -17,7 +17,15 @@ from exactserve.server.app import check_model, read_json, server_state
 from exactserve.server.errors import stream_error_payload
 from exactserve.server.generation import DoneOut, LogprobsOut, TextOut, run_choices
 from exactserve.server.openai_chat import fingerprint
-from exactserve.server.shared import ChoiceResult, collect, failure_of, sse, token_text, usage_of
+from exactserve.server.shared import (
+    ChoiceResult,
+    collect,
+    failure_of,
+    json_logprob,
+    sse,
+    token_text,
+    usage_of,
+)
 from exactserve.toolerr.body import RequestError
 
 router = APIRouter()
@@ -52,6 +60,7 @@ async def completions(request: Request):
             max_tokens = min(max_tokens, 16)  # OpenAI's default for this endpoint
         configs = [
             GenerationConfig(
+                speculative=served.speculative,
                 max_tokens=max_tokens,
                 sampling=params.sampling(body, served.n_vocab, index=i),
                 stop=stop,
@@ -70,7 +79,7 @@ async def completions(request: Request):
         if stream:
             chunks = _stream(events, meta, served, top)
             return StreamingResponse(sse(chunks), media_type="text/event-stream")
-        results = await collect(events, n)
+        results = await collect(request, events, n)
         failure = failure_of(results)
         if failure is not None:
             raise failure
@@ -129,9 +138,9 @@ def _legacy_logprobs(served, entries, offset: int) -> dict:
     for entry in entries:
         text = token_text(served.tokenizer, entry.token_id)[0]
         tokens.append(text)
-        values.append(entry.logprob)
+        values.append(json_logprob(entry.logprob))
         tops.append(
-            {token_text(served.tokenizer, t)[0]: v for t, v in entry.top}
+            {token_text(served.tokenizer, t)[0]: json_logprob(v) for t, v in entry.top}
             if entry.logprob is not None
             else None
         )

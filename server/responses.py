@@ -49,7 +49,11 @@ async def create_response(request: Request):
     max_tokens = params.max_new_tokens(
         body, ("max_output_tokens",), len(rendered.ids), served.context_length
     )
-    config = GenerationConfig(max_tokens=max_tokens, sampling=params.sampling(body, served.n_vocab))
+    config = GenerationConfig(
+        speculative=served.speculative,
+        max_tokens=max_tokens,
+        sampling=params.sampling(body, served.n_vocab),
+    )
     headers = toolerr_headers(rendered.outcome)
     events = run_choices(
         engine, rendered.ids, [config], served.tokenizer.eog_ids, tool_setup(served, rendered)
@@ -76,7 +80,7 @@ async def create_response(request: Request):
     if params.boolean(body, "stream", False):
         stream = _stream(base, events, len(rendered.ids))
         return StreamingResponse(named_sse(stream), media_type="text/event-stream", headers=headers)
-    (result,) = await collect(events, 1)
+    (result,) = await collect(request, events, 1)
     failure = failure_of([result])
     if failure is not None:
         raise failure

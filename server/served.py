@@ -11,6 +11,7 @@ from pathlib import Path
 from exactserve.runtime.chat_template import ChatTemplate
 from exactserve.runtime.gguf_file import open_gguf
 from exactserve.runtime.prompt import ChatEncoder
+from exactserve.runtime.speculative import SpeculativeConfig
 from exactserve.runtime.tokenizer import Tokenizer
 from exactserve.server.tools import ToolFormat
 from exactserve.toolerr.forms import Options
@@ -31,6 +32,7 @@ class ServedModel:
     n_vocab: int
     backend: str
     toolerr: Options = field(default_factory=Options)
+    speculative: SpeculativeConfig | None = None  # applied to every generation request
     created: int = field(default_factory=lambda: int(time.time()))
 
     @classmethod
@@ -43,6 +45,7 @@ class ServedModel:
         alias: str | None = None,
         template_file: Path | None = None,
         toolerr: Options | None = None,
+        speculative: SpeculativeConfig | None = None,
     ) -> ServedModel:
         with open_gguf(path) as gguf:
             tokenizer = Tokenizer.from_gguf(gguf)
@@ -66,6 +69,7 @@ class ServedModel:
             n_vocab=tokenizer.vocab_size,
             backend=backend,
             toolerr=toolerr or Options(),
+            speculative=speculative,
         )
 
     def accepts(self, model: object) -> bool:

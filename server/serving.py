@@ -20,6 +20,7 @@ import uvicorn
 
 from exactserve.runtime.backend import backend_name
 from exactserve.runtime.model import load_model
+from exactserve.runtime.speculative import SpeculativeConfig
 from exactserve.server.app import ServerState
 from exactserve.server.engine import Engine
 from exactserve.server.served import ServedModel
@@ -39,6 +40,8 @@ class ServeSettings:
     prefix_cache_blocks: int = DEFAULT_PREFIX_CACHE_BLOCKS
     template_file: Path | None = None
     toolerr: Options = Options()
+    speculative: SpeculativeConfig | None = None
+    draft_model: Path | None = None
 
 
 def default_backend() -> str:
@@ -76,8 +79,14 @@ def load_into(
         alias=settings.alias,
         template_file=settings.template_file,
         toolerr=settings.toolerr,
+        speculative=settings.speculative,
     )
-    engine = Engine(model, served.tokenizer, max_running=settings.max_running)
+    draft = None
+    if settings.draft_model is not None:
+        if progress:
+            progress(f"loading the draft model {settings.draft_model.name}")
+        draft = load_model(settings.draft_model, backend=backend)
+    engine = Engine(model, served.tokenizer, max_running=settings.max_running, draft_model=draft)
     engine.start()
     state.metrics.watch(lambda: state.engine)
     state.served, state.engine = served, engine

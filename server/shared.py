@@ -3,10 +3,13 @@ SSE framing, the tool-error header and log line."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+
+from starlette.requests import Request
 
 from exactserve.runtime.generate import TokenLogprob
 from exactserve.server.engine import Finished
@@ -42,19 +45,50 @@ class ChoiceResult:
         return cls(done.index, reason=done.reason, finished=done.finished)
 
 
-async def collect(events: AsyncIterator[Out], n: int) -> list[ChoiceResult]:
+async def collect(request: Request, events: AsyncIterator[Out], n: int) -> list[ChoiceResult]:
+    """Every choice's whole result, for a non-streamed response. If the client disconnects
+    first, the generation is cancelled (its KV blocks return to the pool) and ClientGone
+    is raised."""
+    gathering = asyncio.ensure_future(_gather(events, n))
+    watching = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({gathering, watching}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watching.cancel()
+        if not gathering.done():
+            gathering.cancel()
+            await asyncio.gather(gathering, return_exceptions=True)
+    if gathering.cancelled():
+        raise ClientGone
+    return gathering.result()
+
+
+class ClientGone(Exception):
+    """The client disconnected before its non-streamed response was ready."""
+
+
+async def _gather(events: AsyncIterator[Out], n: int) -> list[ChoiceResult]:
     results = [ChoiceResult(i) for i in range(n)]
-    async for event in events:
-        result = results[event.index]
-        if isinstance(event, TextOut):
-            result.text += event.text
-        elif isinstance(event, CallOut):
-            result.calls.append(event)
-        elif isinstance(event, LogprobsOut):
-            result.logprobs.extend(event.logprobs)
-        elif isinstance(event, DoneOut):
-            result.reason, result.finished = event.reason, event.finished
+    try:
+        async for event in events:
+            result = results[event.index]
+            if isinstance(event, TextOut):
+                result.text += event.text
+            elif isinstance(event, CallOut):
+                result.calls.append(event)
+            elif isinstance(event, LogprobsOut):
+                result.logprobs.extend(event.logprobs)
+            elif isinstance(event, DoneOut):
+                result.reason, result.finished = event.reason, event.finished
+    finally:
+        await events.aclose()  # cancels what is still running
     return results
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns when the client has gone (the request body was read before)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 def failure_of(results: list[ChoiceResult]) -> APIError | None:
@@ -85,17 +119,29 @@ def token_text(tokenizer, token_id: int) -> tuple[str, list[int]]:
     return piece.decode("utf-8", errors="replace"), list(piece)
 
 
+NEGLIGIBLE_LOGPROB = -9999.0  # OpenAI's stand-in for -inf, which JSON cannot carry
+
+
+def json_logprob(value: float | None) -> float | None:
+    """A logprob as JSON carries it: the contract's float32 value exactly (shortest
+    round-trip decimal), -inf (a row whose logits span more than float32's range) as
+    -9999.0."""
+    if value is None:
+        return None
+    return NEGLIGIBLE_LOGPROB if value == float("-inf") else value
+
+
 def logprob_entries(tokenizer, logprobs) -> list[dict]:
-    """OpenAI's `logprobs.content` entries. The numbers are the contract's float32 values
-    (docs/SAMPLING.md); JSON carries them exactly (shortest round-trip decimal)."""
+    """OpenAI's `logprobs.content` entries (docs/SAMPLING.md, log-probabilities)."""
     entries = []
     for lp in logprobs:
         text, raw = token_text(tokenizer, lp.token_id)
         top = []
         for token_id, value in lp.top:
             t_text, t_raw = token_text(tokenizer, token_id)
-            top.append({"token": t_text, "logprob": value, "bytes": t_raw})
-        entries.append({"token": text, "logprob": lp.logprob, "bytes": raw, "top_logprobs": top})
+            top.append({"token": t_text, "logprob": json_logprob(value), "bytes": t_raw})
+        entry = {"token": text, "logprob": json_logprob(lp.logprob), "bytes": raw}
+        entries.append({**entry, "top_logprobs": top})
     return entries
 
 

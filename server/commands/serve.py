@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from exactserve.runtime.errors import ExactserveError
+from exactserve.server.commands.generate import add_speculative_options, speculative_from_args
 from exactserve.server.commands.toolerr import add_layer_options, options_from_args
 
 
@@ -52,6 +53,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-body-mb", type=float, default=16, help="largest request body (default 16 MiB)"
     )
     add_layer_options(parser)
+    add_speculative_options(parser)
     parser.set_defaults(func=run)
 
 
@@ -79,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             raise ExactserveError(f"--{name.replace('_', '-')} must be positive, got {value}")
     if args.max_running < 1:
         raise ExactserveError(f"--max-running must be at least 1, got {args.max_running}")
+    speculative, draft_path = speculative_from_args(args)
     settings = ServeSettings(
         path=Path(path),
         backend=args.backend or default_backend(),
@@ -93,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         ),
         template_file=args.chat_template_file,
         toolerr=options_from_args(args),
+        speculative=speculative,
+        draft_model=draft_path,
     )
     state = ServerState(api_key=args.api_key, max_body_bytes=int(args.max_body_mb * 2**20))
     config = uvicorn.Config(

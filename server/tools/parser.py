@@ -25,7 +25,7 @@ model output. Feeding text in any chunking gives the same text and calls.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from exactserve.server.tools.calls import (
     CallEvent,
@@ -36,14 +36,7 @@ from exactserve.server.tools.calls import (
     decode_json,
 )
 from exactserve.server.tools.format import ToolFormat
-from exactserve.server.tools.scan import (
-    FAIL,
-    PARTIAL,
-    ObjectScanner,
-    Opener,
-    match_literal,
-    match_opener,
-)
+from exactserve.server.tools.scan import ObjectScanner, Opener, Status, match_literal, match_opener
 
 HERMES_OPEN = "<tool_call>"
 HERMES_CLOSE = "</tool_call>"
@@ -59,10 +52,9 @@ class _Candidate:
     """A possible call at the start of the parser's buffer (indexes into the buffer)."""
 
     opener: Opener
-    brace: int = PARTIAL  # where the JSON object starts, once the opener matched
-    scanner: ObjectScanner = field(default_factory=ObjectScanner)
-    scanned: int = 0  # where the scanner stopped
-    end: int = PARTIAL  # just after the object, once it closed
+    scanner: ObjectScanner | None = None  # set once the opener matched, at the "{"
+    brace: int = 0  # where the JSON object starts (valid once `scanner` is set)
+    end: int | None = None  # just after the object, once it closed
 
 
 class ToolCallParser:
@@ -151,28 +143,29 @@ class ToolCallParser:
         """Move the candidate on; False when it needs more text."""
         candidate, buffer = self._candidate, self._buffer
         assert candidate is not None
-        if candidate.brace < 0:
-            brace = match_opener(buffer, candidate.opener)
-            if brace == FAIL:
+        if candidate.scanner is None:
+            opened = match_opener(buffer, candidate.opener)
+            if opened.status is Status.FAIL:
                 return self._reject(1)
-            if brace == PARTIAL:
+            if opened.status is Status.PARTIAL:
                 return self._reject(len(buffer)) if final else False
-            candidate.brace = candidate.scanned = brace
-        if candidate.end < 0:
-            end, stop = candidate.scanner.scan(buffer, candidate.scanned)
-            if end == FAIL:
-                return self._reject(stop)
-            if end == PARTIAL:
-                candidate.scanned = stop
+            candidate.brace = opened.index
+            candidate.scanner = ObjectScanner(opened.index)
+        if candidate.end is None:
+            closed = candidate.scanner.scan(buffer)
+            if closed.status is Status.FAIL:
+                return self._reject(closed.index)
+            if closed.status is Status.PARTIAL:
                 return self._reject(len(buffer)) if final else False
-            candidate.end = end
+            candidate.end = closed.index
         stop = candidate.end
         if self._family == "hermes":
-            stop = match_literal(buffer, candidate.end, HERMES_CLOSE)
-            if stop == FAIL:
+            tag = match_literal(buffer, candidate.end, HERMES_CLOSE)
+            if tag.status is Status.FAIL:
                 return self._reject(candidate.end)
-            if stop == PARTIAL:
+            if tag.status is Status.PARTIAL:
                 return self._reject(len(buffer)) if final else False
+            stop = tag.index
         calls = self._read_calls(buffer[candidate.brace : candidate.end])
         if calls is None:
             return self._reject(stop)
@@ -197,8 +190,13 @@ class ToolCallParser:
             items = obj["tool_calls"]
         else:
             return None
-        calls = [call_from_object(item, self._names) for item in items]
-        return None if any(call is None for call in calls) else calls  # type: ignore[misc]
+        calls = []
+        for item in items:
+            call = call_from_object(item, self._names)
+            if call is None:
+                return None  # one bad call makes the whole object text
+            calls.append(call)
+        return calls
 
     def _reject(self, length: int) -> bool:
         """The candidate is not a call: its first `length` characters are text."""
