@@ -15,7 +15,7 @@ src=$(python3 -c "from exactserve.runtime.assets import llama_cpp_source; print(
 dst=.device/cache/$(basename "$src")
 mkdir -p "$dst/vendor/llama.cpp/models/templates"
 cp "$src/vendor/llama.cpp/models/ggml-vocab-llama-spm.gguf" "$dst/vendor/llama.cpp/models/"
-for t in $(python3 -c "import sys; sys.path.insert(0, 'tests'); import tiny_models; print(*tiny_models.DEFAULT_TEMPLATE.values())"); do
+for t in $(python3 -c "from exactserve.runtime import tiny_model; print(*tiny_model.DEFAULT_TEMPLATE.values())"); do
   cp "$src/vendor/llama.cpp/models/templates/$t.jinja" "$dst/vendor/llama.cpp/models/templates/"
 done
 touch "$dst/.exactserve-unpacked"

@@ -12,3 +12,8 @@
 
 Only NumPy, the standard library and gguf are imported here.
 """
+
+# The version of docs/PRECISION.md and docs/SAMPLING.md this code implements. Any change
+# that can move a bit of any logit (or of a sampled token or logprob) increments it, and the
+# pinned digests (tests/golden) change in the same commit.
+CONTRACT_VERSION = 1

@@ -14,7 +14,7 @@ when it spans several tokens; the text before it does.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -224,6 +224,8 @@ class Generation:
         self.logprobs: list[TokenLogprob] = []  # one per token id when config.logprobs is set
         self.finish_reason: str | None = None  # "stop" (EOG or stop string) or "length"
         self.stop_string: str | None = None  # the stop string that ended it, if one did
+        # called with every logits row a token is sampled from (conformance checks)
+        self.logits_observer: Callable[[np.ndarray], None] | None = None
         self.stats = GenerationStats(num_prompt_tokens=len(self.prompt))
 
     def __iter__(self) -> Iterator[TextDelta]:
@@ -283,6 +285,8 @@ class TokenStream:
         """Sample the next token from `logits` [n_vocab]; return the text it releases. When
         the request is done, sets `generation.finish_reason` (text held back included)."""
         g, config = self.generation, self.generation.config
+        if g.logits_observer is not None:
+            g.logits_observer(logits)
         token = sample_token(logits, config.sampling, self.context)
         g.token_ids.append(token)
         if config.logprobs is not None:

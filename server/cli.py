@@ -22,6 +22,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "exactserve.server.commands.tokenize",
     "exactserve.server.commands.generate",
     "exactserve.server.commands.serve",
+    "exactserve.server.commands.check",
 )
 
 

@@ -1,5 +1,5 @@
 """Shared fixtures. `tiny_model(arch, qtype, **options)` writes (once per session) and
-returns the path of a tiny GGUF model; see tests/tiny_models.py for the options. Tests that
+returns the path of a tiny GGUF model; see runtime/tiny_model.py for the options. Tests that
 use it need llama.cpp's vocab files: mark them `llama_cpp_data`."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 from gguf import GGMLQuantizationType
-from tiny_models import tiny_spec, write_tiny_model
+
+from exactserve.runtime.tiny_model import tiny_spec, write_tiny_model
 
 
 @pytest.fixture(scope="session")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
-from tiny_models import tiny_spec, write_tiny_model
 
 from exactserve.runtime.model import SequenceInput, load_model
+from exactserve.runtime.tiny_model import tiny_spec, write_tiny_model
 
 pytestmark = pytest.mark.llama_cpp_data
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
-from tiny_models import random_raw_blocks
 
 import exactserve.reference.matmul as matmul_module
 from exactserve.reference.embedding import embedding_rows_prepared, scale_embeddings
 from exactserve.reference.matmul import matmul, prepare_float, prepare_integer
 from exactserve.reference.quantize import quantize_activations
 from exactserve.reference.quants import QUANT_UNITS, dequantize, to_integer_form
+from exactserve.runtime.tiny_model import random_raw_blocks
 
 F32 = np.float32
 QUANT_TYPES = sorted(QUANT_UNITS, key=lambda t: t.name)

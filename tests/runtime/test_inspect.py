@@ -12,9 +12,9 @@ import gguf
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
-from tiny_models import tensor_plan, tiny_spec
 
 from exactserve.runtime.inspect import inspect_model
+from exactserve.runtime.tiny_model import tensor_plan, tiny_spec
 from exactserve.server.cli import main
 
 

@@ -62,7 +62,7 @@ def models(tmp_path_factory):
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tiny_models import tiny_spec, write_tiny_model
+    from exactserve.runtime.tiny_model import tiny_spec, write_tiny_model
 
     root = tmp_path_factory.mktemp("invariance")
     loaded = {}

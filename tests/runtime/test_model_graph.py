@@ -178,7 +178,7 @@ def qwen3(tmp_path_factory):
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tiny_models import tiny_spec, write_tiny_model
+    from exactserve.runtime.tiny_model import tiny_spec, write_tiny_model
 
     spec = tiny_spec("qwen3", T.Q8_0, vocab="llama-spm")
     return load_model(write_tiny_model(tmp_path_factory.mktemp("m") / spec.file_name, spec))

@@ -113,7 +113,7 @@ def gemma(tmp_path_factory):
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tiny_models import tiny_spec, write_tiny_model
+    from exactserve.runtime.tiny_model import tiny_spec, write_tiny_model
 
     spec = tiny_spec("gemma3", T.Q5_0, vocab="llama-spm")
     return write_tiny_model(tmp_path_factory.mktemp("prefix") / spec.file_name, spec)

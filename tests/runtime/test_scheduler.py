@@ -25,7 +25,7 @@ def setup(tmp_path_factory):
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tiny_models import tiny_spec, write_tiny_model
+    from exactserve.runtime.tiny_model import tiny_spec, write_tiny_model
 
     spec = tiny_spec("gemma3", T.Q8_0, vocab="llama-spm")  # sliding-window layers
     path = write_tiny_model(tmp_path_factory.mktemp("scheduler") / spec.file_name, spec)

@@ -10,7 +10,11 @@ import gguf
 import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
-from tiny_models import (
+
+from exactserve.reference.quants import SUPPORTED_TYPES
+from exactserve.runtime.config import from_gguf, validate_tensors
+from exactserve.runtime.gguf_file import open_gguf
+from exactserve.runtime.tiny_model import (
     DEFAULT_TEMPLATE,
     DEFAULT_VOCAB,
     WEIGHT_STD,
@@ -20,10 +24,6 @@ from tiny_models import (
     vocab_path,
     write_tiny_model,
 )
-
-from exactserve.reference.quants import SUPPORTED_TYPES
-from exactserve.runtime.config import from_gguf, validate_tensors
-from exactserve.runtime.gguf_file import open_gguf
 
 pytestmark = pytest.mark.llama_cpp_data
 

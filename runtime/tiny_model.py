@@ -1,8 +1,10 @@
-"""Tiny GGUF models of every supported architecture, written with gguf-py's GGUFWriter.
+"""Tiny GGUF models of every supported architecture, written with gguf-py's GGUFWriter: the
+test suite's models, and `exactserve check`'s model for the backend comparison.
 
 Weights are random (deterministic in the seed and the tensor name); the vocabulary is REAL:
 every `tokenizer.*` key but the chat template is copied from one of llama.cpp's
-`models/ggml-vocab-*.gguf`, and the chat template is a real one from `models/templates/`.
+`models/ggml-vocab-*.gguf` (or from any GGUF file given by path), and the chat template is
+a real one from `models/templates/` (or the vocabulary file's own, for a path).
 Defaults per architecture:
 
     llama   vocab llama-spm (SentencePiece, 32000)   template Llama 3.1     untied output
@@ -95,8 +97,9 @@ class TinySpec:
     arch: str
     qtype: T = T.Q8_0  # type of the layer matrices
     seed: int = 0
-    vocab: str | None = None  # ggml-vocab-<vocab>.gguf; None: DEFAULT_VOCAB[arch]
+    vocab: str | None = None  # ggml-vocab-<vocab>.gguf, or a GGUF path; None: DEFAULT_VOCAB
     template: str | None = None  # models/templates/<template>.jinja; None: DEFAULT_TEMPLATE
+    # (for a vocabulary given by path: that file's own template, if it has one)
     tied: bool | None = None  # None: untied for llama, tied otherwise
     embedding_type: T | None = None  # None: Q8_0 for quantised models, F16 for float ones
     overrides: tuple[
@@ -125,6 +128,9 @@ class TinySpec:
 
 
 def vocab_path(name: str) -> Path:
+    """llama.cpp's ggml-vocab-<name>.gguf, or `name` itself when it is a .gguf path."""
+    if name.endswith(".gguf"):
+        return Path(name)
     return llama_cpp_dir() / "models" / f"ggml-vocab-{name}.gguf"
 
 
@@ -289,9 +295,14 @@ def _add_metadata(writer: gguf.GGUFWriter, spec: TinySpec) -> None:
     if arch == "gemma3":
         writer.add_sliding_window(8)
         writer.add_sliding_window_pattern(2)  # layer 0 local, layer 1 global
-    _copy_tokenizer(writer, spec.vocab or DEFAULT_VOCAB[arch])
-    template = template_path(spec.template or DEFAULT_TEMPLATE[arch]).read_text()
-    writer.add_key_value("tokenizer.chat_template", template, V.STRING)
+    vocab = spec.vocab or DEFAULT_VOCAB[arch]
+    _copy_tokenizer(writer, vocab)
+    if spec.template is None and vocab.endswith(".gguf"):
+        template = vocab_metadata(vocab).get("tokenizer.chat_template")
+    else:
+        template = template_path(spec.template or DEFAULT_TEMPLATE[arch]).read_text()
+    if template is not None:
+        writer.add_key_value("tokenizer.chat_template", template, V.STRING)
     for key, value in spec.extra_metadata:
         writer.add_key_value(key, value, _value_type(value), _sub_type(value))
 
