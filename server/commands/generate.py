@@ -121,6 +121,7 @@ def sampling_from_args(args: argparse.Namespace) -> SamplingParams:
 
 
 def run(args: argparse.Namespace) -> int:
+    from exactserve.runtime.config import from_gguf, validate_tensors
     from exactserve.runtime.gguf_file import open_gguf
     from exactserve.runtime.model import load_model
     from exactserve.runtime.tokenizer import Tokenizer
@@ -136,6 +137,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     print(f"loading {name} ...", file=sys.stderr, flush=True)
     with open_gguf(path) as gguf:
+        from_gguf(gguf)  # an unsupported model says so before its vocabulary is read
+        validate_tensors(gguf)
         tokenizer = Tokenizer.from_gguf(gguf)
         prompt = _encode_prompt(args, gguf, tokenizer)
     model = load_model(
