@@ -1,6 +1,7 @@
 """runtime.scheduler: requests batched together, prompts chunked, prefixes reused, arrivals
-staggered; every request must give exactly the tokens, text and finish reason it gives
-alone (runtime.generate), because the contract's logits do not depend on any of that."""
+staggered; every request must give exactly the tokens, text, finish reason and logits bits
+of every step it gives alone (runtime.generate), because the contract's logits do not
+depend on any of that. A planted batch-dependent one-ulp change must be caught."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from gguf import GGMLQuantizationType as T
 
 from exactserve.reference.sampling import SamplingParams
-from exactserve.runtime.generate import GenerationConfig, generate_text
+from exactserve.runtime.generate import Generation, GenerationConfig, generate_text
 from exactserve.runtime.model import Model, load_model
 from exactserve.runtime.scheduler import Scheduler
 from exactserve.runtime.tokenizer import Tokenizer
@@ -130,3 +131,53 @@ def test_bad_settings_and_requests_fail_clearly(setup):
     with pytest.raises(ValueError, match="leaving no room to generate"):
         scheduler.submit([1] * model.context_length, GenerationConfig())
     assert not scheduler.has_work
+
+
+def _rows_of_every_step(model, tokenizer, prompts, configs, scheduled: bool):
+    """Each request's logits rows, in the order its tokens were sampled, as uint32 bits."""
+    rows = []
+    if scheduled:
+        scheduler = Scheduler(
+            model, tokenizer, max_running=8, max_batch_tokens=48, prefill_chunk=16
+        )
+        generations = [
+            scheduler.submit(p, c).generation for p, c in zip(prompts, configs, strict=True)
+        ]
+    else:
+        generations = [
+            Generation(model, tokenizer, p, c) for p, c in zip(prompts, configs, strict=True)
+        ]
+    for g in generations:
+        rows.append([])
+        g.logits_observer = lambda logits, out=rows[-1]: out.append(logits.view(np.uint32).copy())
+    if scheduled:
+        scheduler.run()
+    else:
+        for g in generations:
+            for _ in g:
+                pass
+    return [g.token_ids for g in generations], rows
+
+
+def test_every_step_has_the_bits_it_has_alone_and_a_planted_ulp_is_caught(setup):
+    base, tokenizer, prompts, configs, _ = setup
+    model = Model(base.config, base.weights)
+    alone = _rows_of_every_step(model, tokenizer, prompts, configs, scheduled=False)
+    together = _rows_of_every_step(model, tokenizer, prompts, configs, scheduled=True)
+    assert together[0] == alone[0]
+    for i, (a, b) in enumerate(zip(alone[1], together[1], strict=True)):
+        assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True)), i
+
+    forward_batch = model.forward_batch
+
+    def batch_dependent(batch):  # one ulp up whenever a pass holds several sequences
+        out = forward_batch(batch)
+        return [np.nextafter(o, np.float32(np.inf)) for o in out] if len(batch) > 1 else out
+
+    model.forward_batch = batch_dependent
+    planted = _rows_of_every_step(model, tokenizer, prompts, configs, scheduled=True)
+    assert any(
+        not np.array_equal(x, y)
+        for a, b in zip(alone[1], planted[1], strict=True)
+        for x, y in zip(a, b, strict=False)
+    )
