@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from exactserve.server.engine import Engine
+from exactserve.server.engine import Engine, EngineStopped
 from exactserve.server.errors import APIError, decode_json_object, error_response
 from exactserve.server.metrics import Metrics
 from exactserve.server.served import ServedModel
@@ -76,6 +76,11 @@ def create_app(state: ServerState) -> FastAPI:
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
         return error_response(request.url.path, APIError(exc.status_code, message))
+
+    @app.exception_handler(EngineStopped)
+    async def _stopping(request: Request, exc: EngineStopped):
+        message = "the server is shutting down; retry on another replica"
+        return error_response(request.url.path, APIError(503, message))
 
     @app.exception_handler(ClientGone)
     async def _gone(request: Request, exc: ClientGone):

@@ -76,7 +76,6 @@ class RequestHandle:
         self.loop = loop
         self.queue: asyncio.Queue[Event] = asyncio.Queue()
         self.finished: Finished | None = None
-        self.scheduled: ScheduledRequest | None = None  # set by the engine thread
 
     def cancel(self) -> None:
         """Ask the engine to end this request; harmless once it has finished."""
@@ -217,7 +216,6 @@ class Engine:
         except ValueError as exc:
             handle._push(Finished("error", len(prompt), 0, 0, error=str(exc)))
             return
-        handle.scheduled = request
         self.counters.requests += 1
         self.counters.prompt_tokens += len(prompt)
         self._live[handle.id] = _Live(handle, request)

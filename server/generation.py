@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from exactserve.runtime.generate import GenerationConfig, TokenLogprob
 from exactserve.server.engine import Delta, Engine, Finished, RequestHandle
-from exactserve.server.tools import CallEvent, ParsedCall, ToolCallParser, call_id
+from exactserve.server.tools import CallEvent, ParsedCall, ToolCallParser, ToolFormat, call_id
 
 
 @dataclass(frozen=True)
@@ -55,9 +55,10 @@ Out = TextOut | CallOut | LogprobsOut | DoneOut
 
 @dataclass(frozen=True)
 class ToolSetup:
-    """What the parser needs; None tools (or choice none) means plain text."""
+    """What the tool-call parser needs: the format, the offered names and the forced prefix
+    (run_choices gets None when no tools were offered or the choice is "none")."""
 
-    family: object
+    family: ToolFormat
     names: frozenset[str]
     prefix: str
 

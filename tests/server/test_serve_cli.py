@@ -105,3 +105,19 @@ def test_bad_options_exit_2_with_one_clear_line(qwen_path, argv, message):
     )
     assert run.returncode == 2, run.stderr
     assert message in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_stopped_engine_answers_503_not_500(qwen_path):
+    from live_server import LiveServer
+
+    server = LiveServer(qwen_path)
+    try:
+        server.engine.stop()
+        with httpx.Client(base_url=server.url) as client:
+            body = {"messages": [{"role": "user", "content": "x"}], "max_tokens": 1}
+            response = client.post("/v1/chat/completions", json=body)
+            assert response.status_code == 503
+            assert "shutting down" in response.json()["error"]["message"]
+            assert client.get("/health").status_code == 503
+    finally:
+        server.close()
