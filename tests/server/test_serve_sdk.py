@@ -250,3 +250,55 @@ def test_anthropic_tool_result_with_is_error_goes_through(claude):
         ],
     )
     assert message.type == "message" and message.usage.output_tokens <= 4
+
+
+def test_anthropic_tool_use_streamed_and_whole(claude, qwen_server):
+    tools = [
+        {
+            "name": "get_weather",
+            "description": "Weather of a city",
+            "input_schema": WEATHER["function"]["parameters"],
+        }
+    ]
+    kwargs = dict(
+        model="tiny-qwen",
+        max_tokens=60,
+        tools=tools,
+        tool_choice={"type": "tool", "name": "get_weather"},
+        messages=[{"role": "user", "content": "Weather in Lima?"}],
+    )
+    script = _ids(qwen_server, '{"city": "Lima"}}\n</tool_call><|im_end|>')
+    with scripted(qwen_server.engine, script):
+        whole = claude.messages.create(**kwargs)
+        with claude.messages.stream(**kwargs) as stream:
+            final = stream.get_final_message()
+    assert whole.stop_reason == "tool_use" and final.stop_reason == "tool_use"
+    (use,) = [block for block in whole.content if block.type == "tool_use"]
+    (streamed,) = [block for block in final.content if block.type == "tool_use"]
+    assert (use.name, use.input, use.id) == ("get_weather", {"city": "Lima"}, streamed.id)
+    assert streamed.input == {"city": "Lima"}
+
+
+def test_responses_stream_reports_a_function_call(oai, qwen_server):
+    tool = {
+        "type": "function",
+        "name": "get_weather",
+        "parameters": WEATHER["function"]["parameters"],
+    }
+    script = _ids(qwen_server, '{"city": "Kyiv"}}\n</tool_call><|im_end|>')
+    with scripted(qwen_server.engine, script):
+        events = list(
+            oai.responses.create(
+                model="tiny-qwen",
+                input="Weather in Kyiv?",
+                tools=[tool],
+                tool_choice={"type": "function", "name": "get_weather"},
+                max_output_tokens=40,
+                stream=True,
+            )
+        )
+    done = [e for e in events if e.type == "response.function_call_arguments.done"]
+    assert [json.loads(e.arguments) for e in done] == [{"city": "Kyiv"}]
+    final = events[-1].response
+    assert events[-1].type == "response.completed"
+    assert [item.name for item in final.output if item.type == "function_call"] == ["get_weather"]
