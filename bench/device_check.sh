@@ -10,6 +10,9 @@ mkdir -p "$out"
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .device/whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD EXACTSERVE_CACHE=$PWD/.device/cache PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$out/gpu.txt"
+# The Triton version decides what compiles (3.6 and 3.9 differ: see kernels.fp); the audit
+# has been run without a GPU on 3.6.0 and 3.9.0.
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__)" | tee -a "$out/gpu.txt"
+echo "triton found: $(python3 -c 'import triton; print(triton.__version__)') (audited without a GPU: 3.6.0, 3.9.0)"
 python3 bench/gpu_check.py --out "$out/table.md" --pytest \
   --pytest-marks "not slow and not real_model" 2>&1 | tee "$out/gpu_check.log"

@@ -9,7 +9,7 @@ import torch
 import triton
 import triton.language as tl
 
-from exactserve.kernels.fp import pow2_f32, rint_f32
+from exactserve.kernels.fp import neg_f32, pow2_f32, rint_f32
 from exactserve.reference import activations as ref
 
 EXP_LO = tl.constexpr(float(ref.EXP_LO))
@@ -50,13 +50,13 @@ def tanh(x):
     """Contract tanh (4.2): e = exp(-2|x|); sign(x) * (1 - e) / (1 + e)."""
     e = exp(-2.0 * tl.abs(x))
     t = tl.div_rn(1.0 - e, 1.0 + e)
-    return tl.where(x < 0, -t, t)
+    return tl.where(x < 0, neg_f32(t), t)
 
 
 @triton.jit
 def silu(x):
     """Contract SiLU (4.3): x / (1 + exp(-x))."""
-    return tl.div_rn(x, 1.0 + exp(-x))
+    return tl.div_rn(x, 1.0 + exp(neg_f32(x)))
 
 
 @triton.jit

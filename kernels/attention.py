@@ -114,7 +114,8 @@ def _attention_kernel(
             q_int = tl.load(q_rows + dims[None, :], mask=dims[None, :] < D, other=0)
             k_at = k_rows[:, None] + dims[None, :]
             k_int = tl.load(k_at, mask=in_cache[:, None] & (dims[None, :] < D), other=0)
-            exact += tl.dot(q_int.to(tl.float64), tl.trans(k_int.to(tl.float64)))  # exact
+            q_f64, k_f64 = q_int.to(tl.float64), tl.trans(k_int.to(tl.float64))
+            exact += tl.dot(q_f64, k_f64, input_precision="ieee")  # exact
         exact = exact + 0.0  # an exact zero is +0
         s = ((exact * q_scale[:, None]) * pow2_f64(e_k)[None, :]).to(tl.float32)
         if HAS_CAP:
@@ -144,7 +145,7 @@ def _attention_kernel(
         v_rows = v_ptr + block * stride_vb + kv_head * stride_vh + slot * stride_vl
         v_at = v_rows[:, None] + offs_dv[None, :]
         v_int = tl.load(v_at, mask=in_cache[:, None] & (offs_dv[None, :] < DV), other=0)
-        pv_exact = tl.dot(p_int, v_int.to(tl.float64)) + 0.0
+        pv_exact = tl.dot(p_int, v_int.to(tl.float64), input_precision="ieee") + 0.0
         pv = (pv_exact * pow2_f64(e_p)[:, None]).to(tl.float32)
 
         denom = denom * alpha + denom_chunk

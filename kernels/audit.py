@@ -1,15 +1,30 @@
-"""Compile every kernel for an NVIDIA target and audit the PTX for instructions that would
-break the precision contract. Works without a GPU: Triton compiles to PTX (and ptxas to a
-cubin) on any machine; only running the code needs the device.
+"""Compile every kernel for an NVIDIA target and audit the PTX and the LLVM IR for what
+would break the precision contract. Works without a GPU: Triton compiles to PTX (and ptxas
+to a cubin) on any machine; only running the code needs the device.
 
 Forbidden in the PTX of every kernel (all of them are on the contract path):
 - float32 FMA (`fma.rn.f32`, `mad.f32`): the contract rounds every product;
 - approximate math: `div.approx`, `div.full`, `sqrt.approx`, `rsqrt.approx`, `rcp.approx`,
   `ex2.approx`, `lg2.approx`, `sin/cos/tanh.approx`;
 - flush-to-zero (`.ftz`): the contract keeps subnormals;
-- float32 `mul`/`add`/`sub` without `.rn`: ptxas may contract those into FMA.
+- `mul`/`add`/`sub` on f32 or f64 without `.rn`: ptxas may contract those into FMA;
+- tensor-core instructions (`mma`, `wgmma`) on anything but s8 (int32 accumulation) or f64:
+  tf32, f16, bf16 and fp8 products are rounded and accumulated in no IEEE order;
+- conversions to tf32 (`cvt.*.tf32`): a float `tl.dot` that took the tf32 path;
+- a float negation compiled as `0 - x` (`sub.rn.f32 %r, 0f00000000, %x`): it turns -0 into
+  +0, where the contract negates exactly (Triton 3.6 lowers unary minus so; use
+  `kernels.fp.neg_f32`).
 (float64 FMA may appear inside the integer-valued float64 dot products, where every
 partial result is an exact integer, so it is allowed.)
+
+Forbidden in the LLVM IR: fast-math flags on any instruction (`fast`, `reassoc`, `contract`,
+`afn`, `arcp`, `nnan`, `ninf`, `nsz`: each licenses a result other than the IEEE one) and
+`llvm.fmuladd` (fusable multiply-add).
+
+Each launch is compiled as Triton's launcher would specialise it: integer arguments equal
+to 1 become constants and multiples of 16 (and 16-byte aligned pointers) are marked
+divisible, which changes the code (M = 1 decode is a different binary from M = 2). Which
+launches: `kernels.audit_launches`.
 
 The kernels must be imported without the interpreter for this: run
 `TRITON_INTERPRET=0 python -m exactserve.kernels.audit` (bench/gpu_check.py does it in a
@@ -21,41 +36,73 @@ from __future__ import annotations
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
-from types import ModuleType
-from typing import Any
 
-import numpy as np
-import torch
 import triton
-from gguf import GGMLQuantizationType as T
+
+from exactserve.kernels.audit_launches import LEVELS, Launch, example_launches
 
 FORBIDDEN = {
     "float32 fma": re.compile(r"\b(?:fma|mad)(?:\.\w+)*\.f32\b"),
     "approximate op": re.compile(r"\.approx\b"),
     "div.full": re.compile(r"\bdiv\.full\b"),
     "flush-to-zero": re.compile(r"\.ftz\b"),
-    "contractable mul/add": re.compile(r"\b(?:mul|add|sub)\.f32\b"),
+    "contractable mul/add": re.compile(r"\b(?:mul|add|sub)\.f(?:32|64)\b"),
+    "tf32 conversion": re.compile(r"\bcvt(?:\.\w+)*\.tf32\b"),
+}
+# a float subtraction from +0 (an immediate, or a register PTX loaded with +0: virtual
+# registers are assigned once)
+ZERO_REGISTER = re.compile(r"\bmov\.[bf](?:32|64)\s+(%\w+),\s*0[fFdD]0+\s*;")
+SUB_FROM = re.compile(r"\bsub(?:\.\w+)*\.f(?:32|64)\s+%\w+,\s*(%\w+|0[fFdD]0+)\s*,")
+# `mma.sync...` / `mma.sp...` / `wgmma.mma_async...`, and the type suffixes allowed on them
+TENSOR_CORE = re.compile(r"^(?:@!?%\w+\s+)?((?:wgmma\.mma_async|mma)(?:\.\w+)+)")
+EXACT_TENSOR_CORE = re.compile(r"(?:\.satfinite)?\.s32\.s8\.s8(?:\.s32)?$|\.f64\.f64\.f64\.f64$")
+FAST_MATH = r"(?:fast|reassoc|contract|afn|arcp|nnan|ninf|nsz)"
+FORBIDDEN_LLIR = {
+    "fast-math flag": re.compile(
+        rf"=\s*(?:(?:tail|musttail|notail)\s+)?"
+        rf"(?:fadd|fsub|fmul|fdiv|frem|fneg|fcmp|call|select|phi|fptrunc|fpext)"
+        rf"\s+(?:\w+\s+)*?{FAST_MATH}\b"
+    ),
+    "fusable multiply-add": re.compile(r"@llvm\.fmuladd\."),
 }
 # (compute capability, name, shared memory per block in bytes)
 TARGETS = ((90, "sm_90", 232448), (80, "sm_80", 166912))
+NAME_KEYS = ("QTYPE", "ELEMENT_BYTES", "FN", "ACTIVATION", "GROUP", "M_PAD", "BLOCK_M", "HAS_CAP")
 
 
 @dataclass(frozen=True)
-class Launch:
-    """One kernel specialisation as a launcher would run it."""
+class Specialisation:
+    """A launch as Triton compiles it: `signature` maps every parameter to its type (or
+    "constexpr"), `constexprs` the constants (the kernel's and the integers equal to 1),
+    `attrs` the divisibility marks, `options` the compile options."""
 
-    kernel: Any  # triton JITFunction
-    args: tuple
-    kwargs: dict
+    launch: Launch
+    signature: dict
+    constexprs: dict
+    attrs: dict
+    options: dict
+
+    @property
+    def key(self) -> tuple:
+        return (
+            self.launch.kernel.__name__,
+            repr(sorted(self.signature.items())),
+            repr(sorted(self.constexprs.items(), key=repr)),
+            repr(sorted(self.attrs.items(), key=repr)),
+        )
 
     @property
     def name(self) -> str:
-        keys = ("QTYPE", "ELEMENT_BYTES", "FN", "ACTIVATION", "GROUP", "M_PAD", "HAS_CAP")
-        tags = [f"{k}={self.kwargs[k]}" for k in keys if k in self.kwargs]
-        return f"{self.kernel.__name__}[{', '.join(tags)}]"
+        kernel = self.launch.kernel
+        declared = {p.name for p in kernel.params if p.is_constexpr}
+        values = {path[0] if isinstance(path, tuple) else path: value
+                  for path, value in self.constexprs.items()}  # fmt: skip
+        names = [kernel.arg_names[i] if isinstance(i, int) else i for i in values]
+        values = dict(zip(names, values.values(), strict=True))
+        tags = [f"{k}={values[k]}" for k in NAME_KEYS if k in values]
+        tags += [f"{k}={v}" for k, v in values.items() if k not in declared]  # e.g. M=1
+        return f"{kernel.__name__}[{', '.join(tags)}]"
 
 
 @dataclass(frozen=True)
@@ -64,192 +111,96 @@ class AuditResult:
     target: str
     seconds: float
     shared: int  # bytes of shared memory per program
-    violations: tuple[str, ...]  # offending PTX lines, labelled
+    violations: tuple[str, ...]  # offending PTX / LLVM IR lines, labelled
 
 
-class _Recorder:
-    """Stands in for a JITFunction: `kernel[grid](...)` records the call instead of running."""
+def specialise(launch: Launch, capability: int) -> Specialisation:
+    """Bind the launch's arguments as `JITFunction.run` does (Triton 3.6 to 3.9 share these
+    internals), without a driver: the target is given."""
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import make_backend
+    from triton.runtime.jit import create_function_from_signature
 
-    def __init__(self, kernel: Any, sink: list[Launch]) -> None:
-        self.kernel, self.sink = kernel, sink
-
-    def __getitem__(self, grid: Any) -> Callable[..., None]:
-        return lambda *args, **kwargs: self.sink.append(Launch(self.kernel, args, kwargs))
-
-
-@contextmanager
-def recording(modules: list[ModuleType]) -> Iterator[list[Launch]]:
-    """Replace every Triton kernel named in `modules` by a recorder while the block runs."""
-    sink: list[Launch] = []
-    saved = []
-    for module in modules:
-        for name, value in vars(module).items():
-            if isinstance(value, triton.runtime.jit.JITFunction):
-                saved.append((module, name, value))
-                setattr(module, name, _Recorder(value, sink))
-    try:
-        yield sink
-    finally:
-        for module, name, value in saved:
-            setattr(module, name, value)
-
-
-_POINTER_TYPES = {
-    torch.float32: "*fp32", torch.float64: "*fp64", torch.int8: "*i8", torch.uint8: "*u8",
-    torch.int16: "*i16", torch.int32: "*i32", torch.int64: "*i64",
-}  # fmt: skip
-
-
-def _signature(launch: Launch) -> tuple[dict, dict, dict]:
     kernel = launch.kernel
-    values = dict(zip(kernel.arg_names, launch.args, strict=False))
-    options = {}
-    for key, value in launch.kwargs.items():
-        if key in kernel.arg_names:
-            values[key] = value
-        else:
-            options[key] = value
-    signature, constexprs = {}, {}
-    for param in kernel.params:
-        value = values[param.name]
-        if param.is_constexpr:
-            signature[param.name] = "constexpr"
-            constexprs[param.name] = value
-        elif isinstance(value, torch.Tensor):
-            signature[param.name] = _POINTER_TYPES[value.dtype]
-        elif isinstance(value, bool):
-            signature[param.name] = "i1"
-        elif isinstance(value, int):
-            signature[param.name] = "i32" if -(2**31) <= value < 2**31 else "i64"
-        else:
-            signature[param.name] = "fp32"
-    return signature, constexprs, options
+    backend = make_backend(GPUTarget("cuda", capability, 32))
+    binder = create_function_from_signature(kernel.signature, kernel.params, backend)
+    bound, specialization, options = binder(*launch.args, **launch.kwargs)
+    options, signature, constexprs, attrs = kernel._pack_args(
+        backend, launch.kwargs, bound, specialization, options
+    )
+    return Specialisation(launch, signature, constexprs, attrs, options.__dict__)
 
 
 def violations(ptx: str) -> tuple[str, ...]:
     found = []
+    zeros = set()
     for line in ptx.splitlines():
         text = line.split("//")[0].strip()
         for label, pattern in FORBIDDEN.items():
             if pattern.search(text):
                 found.append(f"{label}: {text}")
+        if zero := ZERO_REGISTER.search(text):
+            zeros.add(zero.group(1))
+        sub = SUB_FROM.search(text)
+        if sub and (sub.group(1) in zeros or not sub.group(1).startswith("%")):
+            found.append(f"negation as 0 - x: {text}")
+        tensor_core = TENSOR_CORE.match(text)
+        if tensor_core and not EXACT_TENSOR_CORE.search(tensor_core.group(1)):
+            found.append(f"float tensor core: {text}")
     return tuple(found)
 
 
-def audit(launch: Launch, capability: int, arch: str, shared_limit: int) -> AuditResult:
+def llir_violations(llir: str) -> tuple[str, ...]:
+    found = []
+    for line in llir.splitlines():
+        text = line.strip()
+        for label, pattern in FORBIDDEN_LLIR.items():
+            if pattern.search(text):
+                found.append(f"{label}: {text[:160]}")
+    return tuple(found)
+
+
+def audit(spec: Specialisation, capability: int, arch: str, shared_limit: int) -> AuditResult:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    signature, constexprs, options = _signature(launch)
     start = time.perf_counter()
-    source = ASTSource(launch.kernel, signature, constexprs)
+    source = ASTSource(spec.launch.kernel, spec.signature, spec.constexprs, spec.attrs)
     try:
-        compiled = triton.compile(source, target=GPUTarget("cuda", capability, 32), options=options)
+        compiled = triton.compile(
+            source, target=GPUTarget("cuda", capability, 32), options=spec.options
+        )
     except Exception as error:  # a kernel that does not compile fails the audit
         message = str(error).strip().splitlines()
         last = message[-1] if message else repr(error)
         return AuditResult(
-            launch.name, arch, time.perf_counter() - start, 0, (f"compile error: {last}",)
+            spec.name, arch, time.perf_counter() - start, 0, (f"compile error: {last}",)
         )
     seconds = time.perf_counter() - start
     shared = int(compiled.metadata.shared)
-    found = list(violations(compiled.asm["ptx"]))
-    if options.get("enable_fp_fusion", True):
+    found = [*violations(compiled.asm["ptx"]), *llir_violations(compiled.asm["llir"])]
+    if spec.options.get("enable_fp_fusion", True):
         found.insert(0, "launched without enable_fp_fusion=False")
     if shared > shared_limit:
         found.append(f"needs {shared} bytes of shared memory; {arch} has {shared_limit}")
-    return AuditResult(launch.name, arch, seconds, shared, tuple(found))
+    return AuditResult(spec.name, arch, seconds, shared, tuple(found))
 
 
-LEVELS = ("smoke", "quick", "full")
-
-
-def example_launches(level: str = "full") -> list[Launch]:
-    """The kernel specialisations the engine launches, from tiny inputs. "full": every
-    weight type and float type on both matmul paths, every row-wise op, attention with and
-    without window and cap, head sizes 64 and 256; "quick": three weight types; "smoke":
-    one weight type and the row-wise ops most likely to grow an FMA (exp, RMSNorm)."""
-    from exactserve.kernels import (
-        activations,
-        attention,
-        logits,
-        matmul,
-        quantize,
-        quants,
-        rmsnorm,
-        rope,
-    )
-    from exactserve.kernels.quants import weight_matrix
-    from exactserve.reference.quants import QUANT_UNITS, block_geometry
-
-    if level not in LEVELS:
-        raise ValueError(f"unknown audit level {level!r}; choose one of {', '.join(LEVELS)}")
-    modules = [activations, attention, logits, matmul, quantize, quants, rmsnorm, rope]
-    cpu = torch.device("cpu")
-    x = torch.ones((2, 256))
-    many = torch.ones((128, 256))  # full-size tiles, so shared-memory use is the real one
-    qtypes = {"smoke": [T.Q4_K], "quick": [T.Q8_0, T.Q4_K, T.Q6_K]}.get(level, list(QUANT_UNITS))
-    float_types = [] if level == "smoke" else [T.F16, T.F32, T.BF16]
-    with recording(modules) as sink:
-        acts = quantize.quantize_activations(x)
-        many_acts = quantize.quantize_activations(many)
-        eight_acts = quantize.quantize_activations(many[:8])
-        for qtype in [*qtypes, *float_types]:
-            block_size, type_size = block_geometry(qtype)
-            raw = np.zeros(256 * 256 // block_size * type_size, dtype=np.uint8)
-            w = weight_matrix(raw, qtype, 256, 256, device=cpu)
-            matmul.matmul_quantized(acts, w, path="decode")
-            if level == "full":
-                matmul.matmul_quantized(eight_acts, w, path="decode")  # the widest decode
-            matmul.matmul_quantized(many_acts, w, path="prefill")
-            if level != "smoke":
-                quants.dequantize(w)
-                if not w.is_float:
-                    quants.to_integer_form(w)
-        activations.unary(x, "exp")
-        rmsnorm.rmsnorm(x, torch.ones(256), 1e-6)
-        k = torch.zeros((1, 8, 64), dtype=torch.int32)
-        e = torch.zeros((1, 8), dtype=torch.int32)
-        pool_k = torch.zeros((2, 1, 16, 64), dtype=torch.int32)  # the engine's blocks of 16
-        pool_e = torch.zeros((2, 1, 16), dtype=torch.int32)
-        table = torch.tensor([[1], [0]], dtype=torch.int32)
-        q8 = torch.ones((8, 4, 64))
-        attention.paged_attention(
-            q8, [*range(7), 0], [0, 7, 8], [7, 1], table, pool_k, pool_e, pool_k, pool_e
-        )
-        if level != "smoke":
-            quantize.block_float(torch.ones((3, 64)))
-            for name in activations.UNARY[1:]:
-                activations.unary(x, name)
-            for name in activations.ACTIVATION_IDS:
-                activations.gated(x, x, name)
-            activations.softcap_values(x, 30.0)
-            rope_table = torch.ones((2, 32))
-            for layout in ("normal", "neox"):
-                rope.apply_rope(torch.ones((2, 2, 64)), rope_table, rope_table, layout)
-            attention.attention(q8, list(range(8)), k, e, k, e)
-            attention.attention(torch.ones((2, 2, 64)), [6, 7], k, e, k, e, 4, 30.0)
-            k256 = k.new_zeros((1, 8, 256))
-            attention.attention(torch.ones((1, 2, 256)), [7], k256, e, k256, e)
-            logits.argmax(torch.ones((2, 100)))
-        launches = list(sink)
-    unique = {}
-    for launch in launches:  # one of each specialisation
-        signature, constexprs, options = _signature(launch)
-        key = (
-            launch.kernel.__name__,
-            repr(sorted(signature.items())),
-            repr(sorted(constexprs.items())),
-        )
-        unique.setdefault(key, launch)
+def specialisations(level: str, capability: int = 90) -> list[Specialisation]:
+    """One of each specialisation the launches of `level` compile to, in launch order."""
+    unique: dict[tuple, Specialisation] = {}
+    for launch in example_launches(level):
+        spec = specialise(launch, capability)
+        unique.setdefault(spec.key, spec)
     return list(unique.values())
 
 
 def run(level: str, capability: int | None = None) -> int:
     """Audit the specialisations of `level` for `capability` (default: every target in
     TARGETS for "full", sm_90 otherwise); print one line each; return the failure count."""
-    launches = example_launches(level)
-    if not launches:
+    print(f"triton {triton.__version__}", flush=True)
+    specs = specialisations(level)
+    if not specs:
         print(
             "audit: no kernel was compiled: the kernels were imported under the Triton "
             "interpreter; run `TRITON_INTERPRET=0 python -m exactserve.kernels.audit`",
@@ -261,9 +212,10 @@ def run(level: str, capability: int | None = None) -> int:
         limit = {c: lim for c, _, lim in TARGETS}.get(capability, 101376)
         targets = ((capability, f"sm_{capability}", limit),)
     failed = 0
-    for launch in launches:
+    for spec in specs:
         for capability_, arch, shared_limit in targets:
-            result = audit(launch, capability_, arch, shared_limit)
+            target_spec = spec if capability_ == 90 else specialise(spec.launch, capability_)
+            result = audit(target_spec, capability_, arch, shared_limit)
             status = "ok" if not result.violations else "FAIL"
             print(
                 f"{status:4} {arch} {result.seconds:5.1f}s {result.shared // 1024:4d} KiB  "
@@ -274,7 +226,8 @@ def run(level: str, capability: int | None = None) -> int:
                 print(f"       {line}")
             failed += bool(result.violations)
     print(
-        f"audited {len(launches)} kernel specialisations x {len(targets)} targets: {failed} failed"
+        f"audited {len(specs)} kernel specialisations x {len(targets)} targets "
+        f"(triton {triton.__version__}): {failed} failed"
     )
     return failed
 

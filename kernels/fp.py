@@ -16,6 +16,9 @@ from exactserve.reference import fp as ref
 MAGIC_F32 = tl.constexpr(float(ref.MAGIC_F32))  # 1.5 * 2^23
 MAGIC_F64 = tl.constexpr(float(ref.MAGIC_F64))  # 1.5 * 2^52
 TINY_F32 = tl.constexpr(float(ref.TINY_F32))  # 2^-100
+TINY_BITS = tl.constexpr(int(ref.TINY_F32.view("int32")))  # bits of 2^-100
+INF_BITS = tl.constexpr(0x7F800000)  # bits of +inf; larger |x| bits are NaNs
+SIGN_BIT = tl.constexpr(-(2**31))  # 0x80000000 as int32
 
 
 @triton.jit
@@ -49,6 +52,24 @@ def exponent_f32(v):
 
 
 @triton.jit
+def neg_f32(x):
+    """-x for float32 x: the sign bit flipped, as NumPy negates (exact; -(+0) = -0).
+
+    Never write `-x` for a float in a kernel: Triton 3.6 compiles unary minus as `0 - x`,
+    which gives +0 for x = +0 (Triton 3.9 emits a true negation)."""
+    return (x.to(tl.int32, bitcast=True) ^ SIGN_BIT).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def abs_bits(x):
+    """The bits of |x| for float32 x, as int32. For non-NaN values their integer order is
+    the floats' order, and every NaN is above +inf (INF_BITS): an integer `tl.max` of them
+    is the block's max |x| with NaN winning, where a float `tl.max` (PTX `max.f32`, IEEE
+    maxNum) would drop the NaN on a GPU."""
+    return x.to(tl.int32, bitcast=True) & 0x7FFFFFFF
+
+
+@triton.jit
 def exponent_f64(v):
     """floor(log2(v)) as int32 for normal positive float64 v."""
     return (((v.to(tl.int64, bitcast=True) >> 52) & 0x7FF) - 1023).to(tl.int32)
@@ -67,6 +88,17 @@ def tree_sum(x, LOG2_N: tl.constexpr):
         even, odd = tl.split(x)
         x = even + odd
     return tl.reshape(x, (x.shape[0],))
+
+
+@triton.jit
+def end_operand_search(x):
+    """Integer x [R, C] unchanged: a max over a new axis of length 1 (no instruction).
+
+    For a dot operand, Triton sizes the register layout (kWidth) from the narrowest load
+    the value was computed from, searching back through elementwise ops; Triton 3.6 then
+    cannot lower a float64 `tl.dot` whose operands came from 8- or 16-bit loads ("fp64
+    don't support largeK MMA"). A reduction ends that search."""
+    return tl.max(tl.expand_dims(x, 2), axis=2)
 
 
 @triton.jit

@@ -17,7 +17,16 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from exactserve.kernels.fp import TINY_F32, exponent_f32, load_float, pow2_f32, pow2_f64, rint_f32
+from exactserve.kernels.fp import (
+    INF_BITS,
+    TINY_BITS,
+    abs_bits,
+    end_operand_search,
+    load_float,
+    pow2_f32,
+    pow2_f64,
+    rint_f32,
+)
 from exactserve.reference import matmul as ref
 
 FLOAT_BITS = tl.constexpr(ref.FLOAT_BITS)  # |q_w| <= 2^21
@@ -25,10 +34,12 @@ FLOAT_BITS = tl.constexpr(ref.FLOAT_BITS)  # |q_w| <= 2^21
 
 @triton.jit
 def float_group(w, AXIS: tl.constexpr):
-    """Contract 5.3 for weights w with the 32-group along AXIS: (q_w float64, e_w int32)."""
-    amax = tl.max(tl.abs(w), axis=AXIS)
-    is_zero = ~(amax >= TINY_F32)
-    e = tl.where(is_zero, 0, exponent_f32(amax) - (FLOAT_BITS - 1))
+    """Contract 5.3 for weights w with the 32-group along AXIS: (q_w float64, e_w int32).
+    Groups below 2^-100 or holding a NaN become zero, as in the reference; the max is an
+    integer max of the bits (a float `tl.max` drops NaN on a GPU)."""
+    amax_bits = tl.max(abs_bits(w), axis=AXIS)
+    is_zero = (amax_bits < TINY_BITS) | (amax_bits > INF_BITS)
+    e = tl.where(is_zero, 0, (amax_bits >> 23) - 127 - (FLOAT_BITS - 1))
     q = rint_f32(w * tl.expand_dims(pow2_f32(-e), AXIS))
     q = tl.where(tl.expand_dims(is_zero, AXIS), 0.0, q)
     return q.to(tl.float64), e
@@ -51,13 +62,15 @@ def _float_prefill_kernel(
     acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
     for b in range(0, K // 32):
         k0 = b * 32
-        a = tl.load(aq_ptr + rows_m[:, None] * stride_am + k0 + offs_k[None, :]).to(tl.float64)
+        a = tl.load(aq_ptr + rows_m[:, None] * stride_am + k0 + offs_k[None, :]).to(tl.int32)
+        a = end_operand_search(a).to(tl.float64)  # int16 and byte loads: see the helper
         e_a = tl.load(ae_ptr + rows_m * stride_em + b)
         w = load_float(
             w_rows[None, :] + (k0 + offs_k[:, None]) * ELEMENT_BYTES, ELEMENT_BYTES, IS_BF16
         )
+        w = end_operand_search(w.to(tl.int32, bitcast=True)).to(tl.float32, bitcast=True)
         q, e_w = float_group(w, 0)  # [32, BLOCK_N], [BLOCK_N]
-        isum = tl.dot(a, q)  # float64, exact
+        isum = tl.dot(a, q, input_precision="ieee")  # float64, exact
         t = (isum * pow2_f64(e_a[:, None] + e_w[None, :])).to(tl.float32)
         acc = acc + t
     if HAS_BIAS:

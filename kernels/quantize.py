@@ -15,7 +15,7 @@ import torch
 import triton
 import triton.language as tl
 
-from exactserve.kernels.fp import TINY_F32, exponent_f32, pow2_f32, rint_f32
+from exactserve.kernels.fp import INF_BITS, TINY_BITS, abs_bits, pow2_f32, rint_f32
 from exactserve.reference.quantize import ACT_BITS, ACT_BLOCK, BF_BITS
 
 ACT_ROW_TILE = 16
@@ -34,11 +34,13 @@ class QuantizedActivations(NamedTuple):
 
 
 @triton.jit
-def block_exponent(amax, BITS: tl.constexpr):
-    """Exponent e with amax * 2^-e in [2^(BITS-1), 2^BITS), and whether the block is zero
-    (amax < 2^-100, or NaN): contract 3.1 step 2-3, 3.2 step 1-2."""
-    is_zero = ~(amax >= TINY_F32)
-    e = tl.where(is_zero, 0, exponent_f32(amax) - (BITS - 1))
+def block_exponent(amax_bits, BITS: tl.constexpr):
+    """From the bits of a block's max |x| (an integer max of `abs_bits`): the exponent e
+    with amax * 2^-e in [2^(BITS-1), 2^BITS), and whether the block quantises to zero
+    (amax < 2^-100, or the block holds a NaN or an infinity): contract 3.1 steps 2-3,
+    3.2 steps 1-2. Integer operations only, so NaN takes the same path on every backend."""
+    is_zero = (amax_bits < TINY_BITS) | (amax_bits >= INF_BITS)
+    e = tl.where(is_zero, 0, (amax_bits >> 23) - 127 - (BITS - 1))
     return e, is_zero
 
 
@@ -56,8 +58,7 @@ def _quantize_activations_kernel(
     rows = offs_m[:, None].to(tl.int64)
     x = tl.load(x_ptr + rows * stride_xm + offs_k[None, :], mask=mask, other=0.0)
     x = tl.reshape(x, (BLOCK_M, N_BLOCKS, BLOCK))
-    amax = tl.max(tl.abs(x), axis=2)  # exact
-    e, is_zero = block_exponent(amax, BITS)
+    e, is_zero = block_exponent(tl.max(abs_bits(x), axis=2), BITS)  # integer max: exact
     q = rint_f32(x * pow2_f32(-e)[:, :, None])  # exact scaling, then round half to even
     q = tl.where(is_zero[:, :, None], 0.0, q)
     tl.store(
@@ -112,8 +113,7 @@ def _block_float_kernel(
     mask = (offs_r[:, None] < n_rows) & (offs_n[None, :] < n_cols)
     at = offs_r[:, None].to(tl.int64) * n_cols + offs_n[None, :]
     v = tl.load(v_ptr + at, mask=mask, other=0.0)
-    amax = tl.max(tl.abs(v), axis=1)
-    e, is_zero = block_exponent(amax, BITS)
+    e, is_zero = block_exponent(tl.max(abs_bits(v), axis=1), BITS)
     integers = rint_f32(v * pow2_f32(-e)[:, None])  # |v * 2^-e| < 2^21: rint_f32 is valid
     integers = tl.where(is_zero[:, None], 0.0, integers)
     tl.store(i_ptr + at, integers.to(tl.int32), mask=mask)

@@ -8,7 +8,8 @@
   dot product over up to 2048 of them is exact in float64 whatever the order.
 
 Both pick the power of two from the exponent of the block's largest magnitude, so neither
-divides and neither depends on anything outside its own block.
+divides and neither depends on anything outside its own block. A block holding a NaN or an
+infinity quantises to zero (3.1 step 2, 3.2 step 1): the integer form has no code for them.
 """
 
 from __future__ import annotations
@@ -34,6 +35,12 @@ ACT_BITS = 11  # |q_a| <= 2^11: the block maximum lands in [2^10, 2^11]
 BF_BITS = 21  # contract 3.2: |integer| <= 2^21
 
 
+def is_zero_block(amax: np.ndarray) -> np.ndarray:
+    """Blocks that quantise to zero (3.1 step 2, 3.2 step 1), from their float32 `max |x|`
+    (NaN when the block holds a NaN): below 2^-100, NaN or infinite."""
+    return ~((amax >= TINY_F32) & (amax < F32(np.inf)))
+
+
 class QuantizedActivations(NamedTuple):
     """Activations [M, K] rounded per 32-block: values = q * 2^exponent, exactly.
 
@@ -52,8 +59,8 @@ def quantize_activations(x: np.ndarray) -> QuantizedActivations:
     if k % ACT_BLOCK:
         raise ValueError(f"activation length {k} is not a multiple of {ACT_BLOCK}")
     blocks = x.reshape(m, k // ACT_BLOCK, ACT_BLOCK)
-    amax = np.abs(blocks).max(axis=-1)  # exact
-    is_zero = ~(amax >= TINY_F32)  # also catches NaN, which then quantises to zero
+    amax = np.abs(blocks).max(axis=-1)  # exact; NaN if the block holds a NaN
+    is_zero = is_zero_block(amax)
     e = np.where(is_zero, np.int32(0), exponent_f32(amax) - np.int32(ACT_BITS - 1))
     q = rint_f32(blocks * pow2_f32(-e)[..., None])  # exact scaling, then round half to even
     q = np.where(is_zero[..., None], F32(0), q)
@@ -73,7 +80,7 @@ def block_float(v: np.ndarray) -> BlockFloat:
     """Contract 3.2 for float32 vectors along the last axis."""
     v = np.asarray(v, dtype=F32)
     amax = np.abs(v).max(axis=-1)
-    is_zero = ~(amax >= TINY_F32)
+    is_zero = is_zero_block(amax)
     e = np.where(is_zero, np.int32(0), exponent_f32(amax) - np.int32(BF_BITS - 1))
     integers = rint_f32(v * pow2_f32(-e)[..., None])  # |v * 2^-e| < 2^21: rint_f32 is valid
     integers = np.where(is_zero[..., None], F32(0), integers)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from exactserve.kernels.fp import load_f16, load_u8
+from exactserve.kernels.fp import load_f16, load_u8, neg_f32
 
 
 @triton.jit
@@ -62,7 +62,7 @@ def q2_k_q(blk, e):
 def q2_k_group(blk, g):
     sub = load_u8(blk + g)
     scale = load_f16(blk + 80) * (sub & 15).to(tl.float32)
-    offset = -(load_f16(blk + 82) * (sub >> 4).to(tl.float32))
+    offset = neg_f32(load_f16(blk + 82) * (sub >> 4).to(tl.float32))
     return scale, offset
 
 
@@ -92,7 +92,7 @@ def q4_k_q(blk, e):
 def q4_k_group(blk, g):
     sc, m = scale_min_k4(blk + 4, g)
     scale = load_f16(blk) * sc.to(tl.float32)
-    offset = -(load_f16(blk + 2) * m.to(tl.float32))
+    offset = neg_f32(load_f16(blk + 2) * m.to(tl.float32))
     return scale, offset
 
 

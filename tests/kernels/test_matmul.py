@@ -78,6 +78,27 @@ def test_many_rows_with_bias(qtype: T) -> None:
     assert_same_bits(actual, expected)
 
 
+@pytest.mark.parametrize("qtype", FLOAT_TYPES, ids=lambda t: t.name)
+def test_float_weight_groups_holding_nan_become_zero(qtype: T) -> None:
+    """Contract 5.3: a 32-group holding a NaN becomes zero, in the kernels as in the
+    reference (their max is an integer max of the bits: a float max drops NaN on a GPU)."""
+    n, k = 20, 96
+    w = random_activations((n, k), seed=4) * np.float32(0.05)
+    w[2, 40] = np.nan
+    w[5, :32] = np.float32(-np.nan)
+    w[5, 70] = np.nan
+    raw = float_bytes(w, qtype)
+    prepared = prepare_float(rq.dequantize(raw, qtype, (k, n)))
+    x = random_activations((3, k), seed=6)
+    expected = reference_matmul(x, prepared)
+    assert np.isfinite(expected).all()
+    acts = quantize_activations(dev(x))
+    for path in ("decode", "prefill"):
+        assert_same_bits(
+            matmul_quantized(acts, weight_matrix(raw, qtype, n, k), path=path), expected
+        )
+
+
 def test_rows_are_batch_invariant() -> None:
     """Row r of a many-row call equals the same row computed alone (decode path)."""
     raw, _ = random_matrix(T.Q4_0, 16, 64, seed=2)
