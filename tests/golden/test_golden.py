@@ -17,10 +17,11 @@ from exactserve.runtime.assets import demo_model_path
 PINNED = json.loads((Path(__file__).resolve().parent / "digests.json").read_text())
 
 
-# The Triton interpreter takes tens of seconds per model: two architectures (a K-quant
-# and the sliding-window one) on Triton keep CI's budget; all of them on the reference.
+# The Triton interpreter's cost grows with the vocabulary times n_embd (qwen3-Q4_K takes
+# about 100 s on two cores): the two 32,000-token models on Triton keep CI's budget (the
+# kernels' K-quant paths are covered op by op in tests/kernels); all four on the reference.
 CASES = [(a, q, "reference") for a, q in TINY] + [
-    (a, q, "triton") for a, q in TINY if a in ("qwen3", "gemma3")
+    (a, q, "triton") for a, q in TINY if a in ("llama", "gemma3")
 ]
 
 
