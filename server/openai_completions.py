@@ -77,7 +77,10 @@ async def completions(request: Request):
             prompt_logprobs=echo and top is not None,
         )
         if stream:
-            chunks = _stream(events, meta, served, top)
+            include_usage = params.boolean(
+                params.obj(body, "stream_options"), "include_usage", False
+            )
+            chunks = _stream(events, meta, served, top, len(ids) if include_usage else None)
             return StreamingResponse(sse(chunks), media_type="text/event-stream")
         results = await collect(request, events, n)
         failure = failure_of(results)
@@ -171,8 +174,11 @@ def _choice(served, r: ChoiceResult, index: int, ids: list[int], echo: bool, top
     }
 
 
-async def _stream(events, meta: dict, served, top) -> AsyncIterator[dict]:
+async def _stream(events, meta: dict, served, top, n_prompt: int | None) -> AsyncIterator[dict]:
+    """Chunks of text (and legacy logprobs), a final chunk per choice, then the usage when
+    `n_prompt` is given (stream_options.include_usage)."""
     base = {**meta, "object": "text_completion"}
+    done = []
     async for event in events:
         if isinstance(event, TextOut):
             yield {**base, "choices": [_chunk(event.index, event.text)]}
@@ -184,7 +190,10 @@ async def _stream(events, meta: dict, served, top) -> AsyncIterator[dict]:
                 yield stream_error_payload(PATH, event.finished.error or "the server stopped")
                 return
             finish = event.reason if event.reason in ("stop", "length") else "stop"
+            done.append(ChoiceResult.from_done(event))
             yield {**base, "choices": [_chunk(event.index, "", finish=finish)]}
+    if n_prompt is not None:
+        yield {**base, "choices": [], "usage": usage_of(done, n_prompt)}
 
 
 def _chunk(index: int, text: str, finish=None, logprobs=None) -> dict:

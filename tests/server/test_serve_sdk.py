@@ -158,10 +158,19 @@ def test_completions_with_echo_and_logprobs(oai):
 def test_completions_take_token_ids_and_stream(oai):
     ids = [785, 12884, 374]
     whole = oai.completions.create(model="tiny-qwen", prompt=ids, max_tokens=5, temperature=0)
-    streamed = oai.completions.create(
-        model="tiny-qwen", prompt=ids, max_tokens=5, temperature=0, stream=True
+    streamed = list(
+        oai.completions.create(
+            model="tiny-qwen",
+            prompt=ids,
+            max_tokens=5,
+            temperature=0,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
     )
-    assert "".join(c.choices[0].text for c in streamed) == whole.choices[0].text
+    assert "".join(c.choices[0].text for c in streamed if c.choices) == whole.choices[0].text
+    assert streamed[-1].choices == [] and streamed[-1].usage.completion_tokens == 5
+    assert streamed[-1].usage.prompt_tokens == 3
 
 
 def test_responses_non_stream_and_stream(oai):
