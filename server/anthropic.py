@@ -16,7 +16,6 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, StreamingResponse
 
-from exactserve.runtime.generate import GenerationConfig
 from exactserve.server import params
 from exactserve.server.app import check_model, read_json, server_state
 from exactserve.server.errors import APIError, error_body
@@ -75,15 +74,12 @@ async def messages(request: Request):
     max_tokens = params.max_new_tokens(
         body, ("max_tokens",), len(rendered.ids), served.context_length
     )
-    config = GenerationConfig(
-        speculative=served.speculative,
-        max_tokens=max_tokens,
-        sampling=params.sampling(body, served.n_vocab),
-        stop=params.stop_strings(body, "stop_sequences"),
+    configs = params.generation_configs(
+        body, served, max_tokens, stop=params.stop_strings(body, "stop_sequences")
     )
     headers = toolerr_headers(rendered.outcome)
     events = run_choices(
-        engine, rendered.ids, [config], served.tokenizer.eog_ids, tool_setup(served, rendered)
+        engine, rendered.ids, configs, served.tokenizer.eog_ids, tool_setup(served, rendered)
     )
     message_id = f"msg_{uuid.uuid4().hex}"
     if params.boolean(body, "stream", False):

@@ -104,6 +104,15 @@ def server_state(request: Request) -> ServerState:
     return request.app.state.server
 
 
+async def model_request(request: Request) -> tuple[ServedModel, Engine, dict]:
+    """The served model and engine (503 while loading), and the body as a JSON object
+    naming this model or none (400, 404 otherwise)."""
+    served, engine = server_state(request).ready()
+    body = await read_json(request)
+    check_model(served, body)
+    return served, engine, body
+
+
 def check_model(served: ServedModel, body: dict) -> None:
     """404 for a `model` this server does not serve (the alias and file name are served)."""
     model = body.get("model")

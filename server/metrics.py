@@ -43,7 +43,7 @@ class _EngineCollector(Collector):
         if engine is None:
             return
         c, s = engine.counters, engine.snapshot()
-        for name, help_text, value in (
+        counters = (
             ("exactserve_requests", "generation requests admitted", c.requests),
             ("exactserve_prompt_tokens", "prompt tokens of admitted requests", c.prompt_tokens),
             ("exactserve_generated_tokens", "tokens generated", c.generated_tokens),
@@ -57,11 +57,8 @@ class _EngineCollector(Collector):
             ("exactserve_failed_forward_passes", "forward passes that raised", c.failed_passes),
             ("exactserve_prefix_cache_hit_tokens", "prompt tokens taken from the prefix cache",
              c.cached_tokens),
-        ):  # fmt: skip
-            family = CounterMetricFamily(name, help_text)
-            family.add_metric([], value)
-            yield family
-        for name, help_text, value in (
+        )  # fmt: skip
+        gauges = (
             ("exactserve_requests_waiting", "requests queued for a slot", s.waiting),
             ("exactserve_requests_running", "requests being generated", s.running),
             ("exactserve_kv_blocks_total", "KV cache blocks in the pool", s.kv_blocks_total),
@@ -69,7 +66,9 @@ class _EngineCollector(Collector):
             ("exactserve_kv_blocks_used", "KV cache blocks held by requests", s.kv_blocks_used),
             ("exactserve_kv_blocks_cached", "KV cache blocks held only by the prefix cache",
              s.kv_blocks_cached),
-        ):  # fmt: skip
-            family = GaugeMetricFamily(name, help_text)
-            family.add_metric([], value)
-            yield family
+        )  # fmt: skip
+        for kind, rows in ((CounterMetricFamily, counters), (GaugeMetricFamily, gauges)):
+            for name, help_text, value in rows:
+                family = kind(name, help_text)
+                family.add_metric([], value)
+                yield family

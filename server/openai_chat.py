@@ -12,9 +12,8 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, StreamingResponse
 
-from exactserve.runtime.generate import GenerationConfig
 from exactserve.server import params
-from exactserve.server.app import check_model, read_json, server_state
+from exactserve.server.app import model_request
 from exactserve.server.errors import stream_error_payload
 from exactserve.server.generation import (
     CallOut,
@@ -44,10 +43,7 @@ PATH = "/v1/chat/completions"
 @router.post("/v1/chat/completions")
 @router.post("/chat/completions", include_in_schema=False)
 async def chat_completions(request: Request):
-    state = server_state(request)
-    served, engine = state.ready()
-    body = await read_json(request)
-    check_model(served, body)
+    served, engine, body = await model_request(request)
     stream = params.boolean(body, "stream", False)
     include_usage = params.boolean(params.obj(body, "stream_options"), "include_usage", False)
     _refuse_response_format(body)
@@ -69,19 +65,14 @@ async def chat_completions(request: Request):
     max_tokens = params.max_new_tokens(
         body, ("max_completion_tokens", "max_tokens"), len(rendered.ids), served.context_length
     )
-    stop = params.stop_strings(body, "stop")
-    ignore_eos = params.boolean(body, "ignore_eos", False)
-    configs = [
-        GenerationConfig(
-            speculative=served.speculative,
-            max_tokens=max_tokens,
-            sampling=params.sampling(body, served.n_vocab, index=i),
-            stop=stop,
-            ignore_eog=ignore_eos,
-            logprobs=top if want_logprobs else None,
-        )
-        for i in range(n)
-    ]
+    configs = params.generation_configs(
+        body,
+        served,
+        max_tokens,
+        n=n,
+        stop=params.stop_strings(body, "stop"),
+        logprobs=top if want_logprobs else None,
+    )
     headers = toolerr_headers(rendered.outcome)
     events = run_choices(
         engine, rendered.ids, configs, served.tokenizer.eog_ids, tool_setup(served, rendered)

@@ -11,9 +11,9 @@ from collections.abc import AsyncIterator
 from fastapi import APIRouter, Request
 from starlette.responses import JSONResponse, StreamingResponse
 
-from exactserve.runtime.generate import GenerationConfig, TokenLogprob
+from exactserve.runtime.generate import TokenLogprob
 from exactserve.server import params
-from exactserve.server.app import check_model, read_json, server_state
+from exactserve.server.app import model_request
 from exactserve.server.errors import stream_error_payload
 from exactserve.server.generation import DoneOut, LogprobsOut, TextOut, run_choices
 from exactserve.server.openai_chat import fingerprint
@@ -36,9 +36,7 @@ MAX_PROMPTS = 16
 @router.post("/v1/completions")
 @router.post("/completions", include_in_schema=False)
 async def completions(request: Request):
-    served, engine = server_state(request).ready()
-    body = await read_json(request)
-    check_model(served, body)
+    served, engine, body = await model_request(request)
     prompts = _prompts(body, served)
     stream = params.boolean(body, "stream", False)
     echo = params.boolean(body, "echo", False)
@@ -58,17 +56,7 @@ async def completions(request: Request):
         )
         if "max_tokens" not in body:
             max_tokens = min(max_tokens, 16)  # OpenAI's default for this endpoint
-        configs = [
-            GenerationConfig(
-                speculative=served.speculative,
-                max_tokens=max_tokens,
-                sampling=params.sampling(body, served.n_vocab, index=i),
-                stop=stop,
-                ignore_eog=params.boolean(body, "ignore_eos", False),
-                logprobs=top,
-            )
-            for i in range(n)
-        ]
+        configs = params.generation_configs(body, served, max_tokens, n=n, stop=stop, logprobs=top)
         events = run_choices(
             engine,
             ids,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from exactserve.reference.sampling import SamplingParams
-from exactserve.runtime.generate import MAX_TOP_LOGPROBS
+from exactserve.runtime.generate import MAX_TOP_LOGPROBS, GenerationConfig
 from exactserve.toolerr.body import RequestError, json_type
 
 MAX_N = 16
@@ -127,6 +127,31 @@ def sampling(body: dict, n_vocab: int, *, index: int = 0) -> SamplingParams:
         return SamplingParams(**params)
     except ValueError as exc:
         raise RequestError(f"invalid sampling parameters: {exc}") from exc
+
+
+def generation_configs(
+    body: dict,
+    served,
+    max_tokens: int,
+    *,
+    n: int = 1,
+    stop: tuple[str, ...] = (),
+    logprobs: int | None = None,
+) -> list[GenerationConfig]:
+    """One GenerationConfig per choice (choice i samples with seed + i), with the request's
+    sampling fields, `ignore_eos`, and the server's speculative setting."""
+    ignore_eos = boolean(body, "ignore_eos", False)
+    return [
+        GenerationConfig(
+            max_tokens=max_tokens,
+            sampling=sampling(body, served.n_vocab, index=i),
+            stop=stop,
+            ignore_eog=ignore_eos,
+            logprobs=logprobs,
+            speculative=served.speculative,
+        )
+        for i in range(n)
+    ]
 
 
 def choices(body: dict) -> int:

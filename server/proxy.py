@@ -23,6 +23,7 @@ from fastapi import FastAPI, Request
 from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
+from exactserve.server.errors import decode_json_object
 from exactserve.toolerr.body import RequestError
 from exactserve.toolerr.forms import Options
 from exactserve.toolerr.report import HEADER, log_line
@@ -110,7 +111,7 @@ def create_app(config: ProxyConfig) -> FastAPI:
         if api is not None:
             try:
                 outcome = process(
-                    _decode_object(received),
+                    decode_json_object(received),
                     api,
                     request.headers.get("user-agent", ""),
                     config.options,
@@ -163,20 +164,6 @@ class UpstreamResponse(StreamingResponse):
             with anyio.CancelScope(shield=True):
                 await self.body_iterator.aclose()
                 await self.upstream.aclose()
-
-
-def _decode_object(received: bytes) -> dict:
-    try:
-        body = json.loads(received.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RequestError(f"the request body is not UTF-8: {exc}") from exc
-    except ValueError as exc:
-        raise RequestError(f"the request body is not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise RequestError("the request body is nested too deeply to read") from exc
-    if not isinstance(body, dict):
-        raise RequestError("the request body must be a JSON object")
-    return body
 
 
 def _request_headers(request: Request) -> list[tuple[bytes, bytes]]:

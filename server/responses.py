@@ -14,9 +14,8 @@ from fastapi import APIRouter, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse, StreamingResponse
 
-from exactserve.runtime.generate import GenerationConfig
 from exactserve.server import params
-from exactserve.server.app import check_model, read_json, server_state
+from exactserve.server.app import model_request
 from exactserve.server.errors import APIError, error_body
 from exactserve.server.generation import CallOut, DoneOut, TextOut, run_choices
 from exactserve.server.render import render_chat
@@ -30,9 +29,7 @@ PATH = "/v1/responses"
 @router.post("/v1/responses")
 @router.post("/responses", include_in_schema=False)
 async def create_response(request: Request):
-    served, engine = server_state(request).ready()
-    body = await read_json(request)
-    check_model(served, body)
+    served, engine, body = await model_request(request)
     if body.get("previous_response_id") is not None:
         raise RequestError(
             "previous_response_id is not supported: this server keeps no conversation state; "
@@ -49,14 +46,10 @@ async def create_response(request: Request):
     max_tokens = params.max_new_tokens(
         body, ("max_output_tokens",), len(rendered.ids), served.context_length
     )
-    config = GenerationConfig(
-        speculative=served.speculative,
-        max_tokens=max_tokens,
-        sampling=params.sampling(body, served.n_vocab),
-    )
+    configs = params.generation_configs(body, served, max_tokens)
     headers = toolerr_headers(rendered.outcome)
     events = run_choices(
-        engine, rendered.ids, [config], served.tokenizer.eog_ids, tool_setup(served, rendered)
+        engine, rendered.ids, configs, served.tokenizer.eog_ids, tool_setup(served, rendered)
     )
     base = {
         "id": f"resp_{uuid.uuid4().hex}",

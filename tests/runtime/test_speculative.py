@@ -13,7 +13,7 @@ from gguf import GGMLQuantizationType as T
 import exactserve.runtime.generate as generate_module
 import exactserve.runtime.scheduler as scheduler_module
 from exactserve.reference.sampling import SamplingParams
-from exactserve.runtime.generate import Generation, GenerationConfig, TokenStream
+from exactserve.runtime.generate import Generation, GenerationConfig
 from exactserve.runtime.model import load_model
 from exactserve.runtime.scheduler import Scheduler
 from exactserve.runtime.speculative import NgramProposer, SpeculativeConfig
@@ -28,20 +28,6 @@ SAMPLINGS = {
 }
 
 
-@pytest.fixture
-def recorded(monkeypatch):
-    """Every logits row each generation sampled from, in order, keyed by generation."""
-    rows: dict[int, list[np.ndarray]] = {}
-    accept = TokenStream.accept
-
-    def recording(self, logits):
-        rows.setdefault(id(self.generation), []).append(np.array(logits, copy=True))
-        return accept(self, logits)
-
-    monkeypatch.setattr(TokenStream, "accept", recording)
-    return rows
-
-
 def _prompt(model, seed: int = 0) -> list[int]:
     """A repetitive prompt (code-editing-like), so prompt lookup finds matches."""
     rng = np.random.default_rng(seed)
@@ -49,10 +35,18 @@ def _prompt(model, seed: int = 0) -> list[int]:
     return pattern * 4 + pattern[:3]
 
 
-def _run(model, tokenizer, prompt, config, rows, draft=None):
+def _run(model, tokenizer, prompt, config, draft=None):
+    """(generation, text, the bits of every logits row a token was sampled from)."""
     generation = Generation(model, tokenizer, prompt, config, draft)
+    rows = _observe(generation)
     text = "".join(d.text for d in generation)
-    return generation, text, [r.view(np.uint32) for r in rows[id(generation)]]
+    return generation, text, rows
+
+
+def _observe(generation) -> list[np.ndarray]:
+    rows: list[np.ndarray] = []
+    generation.logits_observer = lambda logits: rows.append(logits.view(np.uint32).copy())
+    return rows
 
 
 def _same(a, b) -> bool:
@@ -72,13 +66,13 @@ def tiny(request, tiny_model):
 
 
 @pytest.mark.parametrize("sampling", list(SAMPLINGS), ids=list(SAMPLINGS))
-def test_prompt_lookup_gives_plain_decodings_bits(tiny, sampling, recorded):
+def test_prompt_lookup_gives_plain_decodings_bits(tiny, sampling):
     model, tokenizer, _ = tiny
     prompt = _prompt(model)
     base = GenerationConfig(max_tokens=24, sampling=SAMPLINGS[sampling], ignore_eog=True)
-    plain = _run(model, tokenizer, prompt, base, recorded)
+    plain = _run(model, tokenizer, prompt, base)
     spec = GenerationConfig(**{**base.__dict__, "speculative": SpeculativeConfig("ngram", 4)})
-    fast = _run(model, tokenizer, prompt, spec, recorded)
+    fast = _run(model, tokenizer, prompt, spec)
     assert _same(plain, fast)
     stats = fast[0].stats
     assert stats.num_draft_tokens > 0  # speculation really ran
@@ -86,23 +80,23 @@ def test_prompt_lookup_gives_plain_decodings_bits(tiny, sampling, recorded):
 
 
 @pytest.mark.parametrize("sampling", list(SAMPLINGS), ids=list(SAMPLINGS))
-def test_a_draft_model_gives_plain_decodings_bits(tiny, tiny_model, sampling, recorded):
+def test_a_draft_model_gives_plain_decodings_bits(tiny, tiny_model, sampling):
     model, tokenizer, path = tiny
     arch = path.name.split("-")[1]
     other = load_model(tiny_model(arch, T.Q8_0, seed=7))  # same vocabulary, other weights
     prompt = _prompt(model, seed=1)
     base = GenerationConfig(max_tokens=16, sampling=SAMPLINGS[sampling], ignore_eog=True)
-    plain = _run(model, tokenizer, prompt, base, recorded)
+    plain = _run(model, tokenizer, prompt, base)
     spec = GenerationConfig(**{**base.__dict__, "speculative": SpeculativeConfig("draft", 3)})
     for draft in (model, other):  # a perfect draft (all accepted) and a poor one
-        fast = _run(model, tokenizer, prompt, spec, recorded, draft)
+        fast = _run(model, tokenizer, prompt, spec, draft)
         assert _same(plain, fast)
         assert fast[0].stats.num_draft_tokens > 0
-    perfect = _run(model, tokenizer, prompt, spec, recorded, model)[0].stats
+    perfect = _run(model, tokenizer, prompt, spec, model)[0].stats
     assert perfect.acceptance_rate == 1.0 and perfect.tokens_per_pass > 3
 
 
-def test_mixed_speculative_and_plain_requests_in_one_scheduler(tiny, recorded):
+def test_mixed_speculative_and_plain_requests_in_one_scheduler(tiny):
     model, tokenizer, _ = tiny
     prompts = [_prompt(model, seed) for seed in range(4)]
     configs = [
@@ -117,13 +111,13 @@ def test_mixed_speculative_and_plain_requests_in_one_scheduler(tiny, recorded):
     alone = []
     for prompt, config in zip(prompts, configs, strict=True):
         plain = GenerationConfig(**{**config.__dict__, "speculative": None})
-        alone.append(_run(model, tokenizer, prompt, plain, recorded))
+        alone.append(_run(model, tokenizer, prompt, plain))
     scheduler = Scheduler(model, tokenizer, max_running=4, max_batch_tokens=64)
     requests = [scheduler.submit(p, c) for p, c in zip(prompts, configs, strict=True)]
+    rows = [_observe(request.generation) for request in requests]
     scheduler.run()
     for i, request in enumerate(requests):
-        g = request.generation
-        together = (g, request.text, [r.view(np.uint32) for r in recorded[id(g)]])
+        together = (request.generation, request.text, rows[i])
         assert _same(alone[i], together), f"request {i}"
     assert sum(r.generation.stats.num_draft_tokens for r in requests) > 0
 
@@ -151,16 +145,16 @@ def _sample_from_the_wrong_row(stream, rows, guesses, cache, proposer):
 
 
 @pytest.mark.parametrize("bug", [_accept_every_guess, _sample_from_the_wrong_row])
-def test_planted_bugs_are_caught(tiny_model, bug, recorded, monkeypatch):
+def test_planted_bugs_are_caught(tiny_model, bug, monkeypatch):
     path = tiny_model("qwen2", T.Q8_0)
     model, tokenizer = load_model(path), Tokenizer.from_gguf(path)
     prompt = _prompt(model)
     base = GenerationConfig(max_tokens=24, sampling=SAMPLINGS["seeded"], ignore_eog=True)
-    plain = _run(model, tokenizer, prompt, base, recorded)
+    plain = _run(model, tokenizer, prompt, base)
     spec = GenerationConfig(**{**base.__dict__, "speculative": SpeculativeConfig("ngram", 4)})
     monkeypatch.setattr(generate_module, "verify", bug)
     monkeypatch.setattr(scheduler_module, "verify", bug)
-    broken = _run(model, tokenizer, prompt, spec, recorded)
+    broken = _run(model, tokenizer, prompt, spec)
     assert not _same(plain, broken)
 
 

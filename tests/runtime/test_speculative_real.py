@@ -9,7 +9,7 @@ import pytest
 
 from exactserve.reference.sampling import SamplingParams
 from exactserve.runtime.assets import demo_model_path
-from exactserve.runtime.generate import Generation, GenerationConfig, TokenStream
+from exactserve.runtime.generate import Generation, GenerationConfig
 from exactserve.runtime.model import load_model
 from exactserve.runtime.speculative import SpeculativeConfig
 from exactserve.runtime.tokenizer import Tokenizer
@@ -29,24 +29,20 @@ CODE = (
     [SamplingParams(temperature=0), SamplingParams(temperature=0.6, top_k=20, seed=11)],
     ids=["greedy", "seeded"],
 )
-def test_demo_model_prompt_lookup_changes_no_bit(sampling, monkeypatch):
+def test_demo_model_prompt_lookup_changes_no_bit(sampling):
     path = demo_model_path()
     model, tokenizer = load_model(path), Tokenizer.from_gguf(path)
-    rows: dict[int, list[np.ndarray]] = {}
-    accept = TokenStream.accept
-
-    def recording(self, logits):
-        rows.setdefault(id(self.generation), []).append(np.array(logits, copy=True))
-        return accept(self, logits)
-
-    monkeypatch.setattr(TokenStream, "accept", recording)
     prompt = tokenizer.encode(CODE, add_special=True)
     runs = []
     for speculative in (None, SpeculativeConfig("ngram", 4)):
         config = GenerationConfig(max_tokens=16, sampling=sampling, speculative=speculative)
         generation = Generation(model, tokenizer, prompt, config)
+        rows: list[np.ndarray] = []
+        generation.logits_observer = lambda logits, rows=rows: rows.append(
+            logits.view(np.uint32).copy()
+        )
         text = "".join(d.text for d in generation)
-        runs.append((generation, text, [r.view(np.uint32) for r in rows[id(generation)]]))
+        runs.append((generation, text, rows))
     (plain, plain_text, plain_rows), (fast, fast_text, fast_rows) = runs
     assert fast.token_ids == plain.token_ids and fast_text == plain_text
     assert len(fast_rows) == len(plain_rows)
