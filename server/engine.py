@@ -143,6 +143,7 @@ class Engine:
         self._stopping = False
         self._thread: threading.Thread | None = None
         self.counters = EngineCounters()
+        self._snapshot = self._take_snapshot()
 
     # -- called from the event loop ---------------------------------------------------------
 
@@ -207,6 +208,7 @@ class Engine:
                 return
             if self.scheduler.has_work:
                 self._step()
+            self._snapshot = self._take_snapshot()
 
     def _admit(
         self, handle: RequestHandle, prompt: list[int], config, prompt_logprobs: bool
@@ -280,8 +282,12 @@ class Engine:
     # -- state for /metrics -----------------------------------------------------------------
 
     def snapshot(self) -> EngineSnapshot:
-        """Queue and pool sizes; read from any thread (plain int reads, no lock needed for
-        a monitoring view)."""
+        """Queue and pool sizes as of the engine thread's last iteration; any thread may
+        read it (the engine thread replaces it whole, never mutates it)."""
+        return self._snapshot
+
+    def _take_snapshot(self) -> EngineSnapshot:
+        """Engine thread only: the prefix cache and pool change under any other reader."""
         pool = self.model.kv_pool
         cache = pool.prefix_cache
         cached_only = 0
