@@ -1,6 +1,7 @@
 """CPU speed of our reference engine next to llama.cpp's llama-bench, same machine, same run.
 
     python bench/cpu_speed.py [--model GGUF] [--threads 2] [--reps 3] [--profile]
+        [--prompt-tokens 512[,128...]] [--tile-threads 1] [--ours-only] [--json FILE]
 
 Measures what `llama-bench -m MODEL -p 512 -n 128 -t THREADS` measures:
 - pp512: one forward pass over 512 prompt tokens from an empty cache;
@@ -11,9 +12,12 @@ Sampling and tokenisation are excluded on both sides. llama-bench runs first (`-
 warm-up pass of each test). Printed: tokens/s as mean ± standard deviation (best) over the
 repetitions, the ratio ours / llama.cpp of the means and of the best repetitions. On a
 shared machine the best repetitions are the better estimate of uncontended speed (a
-descheduled thread stalls llama.cpp's thread barrier). Our NumPy BLAS gets the same number
-of threads (set through the environment before NumPy loads). Not a timed test: it prints
-numbers and asserts nothing.
+descheduled thread stalls llama.cpp's thread barrier). The environment's BLAS thread count
+is set to --threads before NumPy loads, but the model itself sets BLAS to one thread and
+parallelises column tiles on --tile-threads workers (runtime/model/threads.py; default 1, as
+`exactserve serve` runs). --prompt-tokens takes a list (128,512: one pp test each);
+--ours-only skips llama-bench; --json writes every repetition's tokens/s (bench/report.py
+runs it so, once per thread count). Not a timed test: it prints numbers and asserts nothing.
 """
 
 from __future__ import annotations
@@ -43,42 +47,78 @@ from exactserve.runtime.assets import demo_model_path  # noqa: E402
 BENCH_DIR = Path(__file__).resolve().parent
 
 
-def llama_bench(
-    bin_dir: Path, model: Path, n_prompt: int, n_gen: int, threads: int, reps: int
-) -> dict[str, list[float]]:
-    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, from `llama-bench -o json`."""
-    cmd = [str(bin_dir / "llama-bench"), "-m", str(model), "-p", str(n_prompt)]
-    cmd += ["-n", str(n_gen), "-t", str(threads), "-r", str(reps), "-o", "json"]
+def llama_bench_command(
+    bin_dir: Path,
+    model: Path,
+    n_prompts: list[int],
+    n_gens: list[int],
+    threads: list[int],
+    reps: int,
+) -> list[str]:
+    """`llama-bench ... -o json` running every pp and tg test at every thread count."""
+    cmd = [str(bin_dir / "llama-bench"), "-m", str(model), "-p", _csv(n_prompts)]
+    cmd += ["-n", _csv(n_gens), "-t", _csv(threads), "-r", str(reps), "-o", "json"]
+    return cmd
+
+
+def _csv(values: list[int]) -> str:
+    return ",".join(str(v) for v in values)
+
+
+def _int_list(text: str) -> list[int]:
+    return [int(v) for v in text.split(",") if v.strip()]
+
+
+def llama_bench_tests(cmd: list[str]) -> dict[tuple[str, int], list[float]]:
+    """Runs a `llama_bench_command`; tokens/s of each repetition keyed by (test, threads),
+    test named as llama-bench names it ("pp512", "tg128")."""
     print(f"running: {' '.join(cmd)}", file=sys.stderr, flush=True)
     proc = subprocess.run(cmd, capture_output=True, text=True)  # same priority as ours
     if proc.returncode != 0:
         raise SystemExit(f"llama-bench failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     result = {}
     for test in json.loads(proc.stdout):
-        key = "pp" if test["n_prompt"] and not test["n_gen"] else "tg"
-        result[key] = [float(v) for v in test["samples_ts"]]
+        name = f"pp{test['n_prompt']}" if test["n_prompt"] and not test["n_gen"] else None
+        name = name or f"tg{test['n_gen']}"
+        result[(name, int(test["n_threads"]))] = [float(v) for v in test["samples_ts"]]
     return result
 
 
-def ours(
-    model_path: Path, n_prompt: int, n_gen: int, reps: int, profile: Path | None
+def llama_bench(
+    bin_dir: Path, model: Path, n_prompt: int, n_gen: int, threads: int, reps: int
 ) -> dict[str, list[float]]:
-    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, after one warm-up each."""
+    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, from `llama-bench -o json`."""
+    cmd = llama_bench_command(bin_dir, model, [n_prompt], [n_gen], [threads], reps)
+    tests = llama_bench_tests(cmd)
+    return {"pp": tests[(f"pp{n_prompt}", threads)], "tg": tests[(f"tg{n_gen}", threads)]}
+
+
+def ours_tests(
+    model_path: Path,
+    n_prompts: list[int],
+    n_gen: int,
+    reps: int,
+    profile: Path | None = None,
+    tile_threads: int = 1,
+) -> dict[str, list[float]]:
+    """tokens/s of each repetition keyed by test ("pp512", "tg128"), after one warm-up of
+    each test. `tile_threads`: the model's tile pool (load_model's `threads`; BLAS itself
+    stays at one thread, see runtime.model.threads)."""
     from exactserve.runtime.gguf_file import open_gguf
     from exactserve.runtime.model import load_model
 
     with open_gguf(model_path) as gguf:
         bos = int(gguf.metadata.get("tokenizer.ggml.bos_token_id", 1))
-    model = load_model(model_path)
+    model = load_model(model_path, threads=tile_threads)
     rng = np.random.default_rng(0)
     n_vocab = int(model.config.n_vocab)
-    prompt = [bos, *(int(t) for t in rng.integers(0, n_vocab, n_prompt - 1))]
+    prompt = [bos, *(int(t) for t in rng.integers(0, n_vocab, max(n_prompts) - 1))]
     gen_tokens = [bos, *(int(t) for t in rng.integers(0, n_vocab, n_gen - 1))]
 
-    def prefill() -> float:
+    def prefill(n_prompt: int) -> float:
         cache = model.new_cache()
         started = time.perf_counter()
-        model.forward(cache, prompt)
+        model.forward(cache, prompt[:n_prompt])
         return n_prompt / (time.perf_counter() - started)
 
     def generate() -> float:
@@ -88,9 +128,11 @@ def ours(
             model.forward(cache, [token])
         return n_gen / (time.perf_counter() - started)
 
+    tests = [(f"pp{n}", lambda n=n: prefill(n)) for n in n_prompts]
+    tests.append((f"tg{n_gen}", generate))
     profiler = cProfile.Profile() if profile else None
     result = {}
-    for key, test in (("pp", prefill), ("tg", generate)):
+    for key, test in tests:
         print(f"ours: warm-up {key}", file=sys.stderr, flush=True)
         test()
         if profiler:
@@ -106,6 +148,14 @@ def ours(
     return result
 
 
+def ours(
+    model_path: Path, n_prompt: int, n_gen: int, reps: int, profile: Path | None
+) -> dict[str, list[float]]:
+    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, after one warm-up each."""
+    tests = ours_tests(model_path, [n_prompt], n_gen, reps, profile)
+    return {"pp": tests[f"pp{n_prompt}"], "tg": tests[f"tg{n_gen}"]}
+
+
 def _summary(rates: list[float]) -> str:
     """mean ± standard deviation (best)"""
     sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
@@ -116,27 +166,53 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, help="GGUF file (default: the demo model)")
     parser.add_argument("--threads", type=int, default=int(_THREADS or 2))
-    parser.add_argument("--prompt-tokens", type=int, default=512)
+    parser.add_argument(
+        "--prompt-tokens", type=_int_list, default=[512], help="pp tests, e.g. 128,512"
+    )
     parser.add_argument("--gen-tokens", type=int, default=128)
     parser.add_argument("--reps", type=int, default=3, help="our repetitions (default 3)")
     parser.add_argument("--llama-reps", type=int, default=5, help="llama-bench -r (default 5)")
     parser.add_argument("--profile", type=Path, help="write our cProfile stats to this file")
+    parser.add_argument(
+        "--tile-threads",
+        type=int,
+        default=1,
+        help="our model's tile pool (load_model threads; default 1, BLAS stays at 1)",
+    )
+    parser.add_argument("--ours-only", action="store_true", help="skip llama-bench")
+    parser.add_argument("--json", type=Path, help="also write the tokens/s lists here")
     args = parser.parse_args(argv)
     model = (args.model or demo_model_path()).resolve()
-    from fidelity import llama_bin_dir
+    theirs: dict[tuple[str, int], list[float]] = {}
+    if not args.ours_only:
+        if __package__:
+            from .fidelity import llama_bin_dir
+        else:
+            from fidelity import llama_bin_dir
 
-    theirs = llama_bench(
-        llama_bin_dir(), model, args.prompt_tokens, args.gen_tokens, args.threads, args.llama_reps
+        cmd = llama_bench_command(
+            llama_bin_dir(), model, args.prompt_tokens, [args.gen_tokens], [args.threads],
+            args.llama_reps,
+        )  # fmt: skip
+        theirs = llama_bench_tests(cmd)
+    mine = ours_tests(
+        model, args.prompt_tokens, args.gen_tokens, args.reps, args.profile, args.tile_threads
     )
-    mine = ours(model, args.prompt_tokens, args.gen_tokens, args.reps, args.profile)
+    if args.json:
+        out = {"threads": args.threads, "tile_threads": args.tile_threads, "exactserve": mine}
+        out["llama.cpp"] = {name: rates for (name, _), rates in theirs.items()}
+        args.json.write_text(json.dumps(out, indent=1))
     print(
         f"{model.name}, {args.threads} threads, {os.cpu_count()} CPUs visible, load "
         f"average {os.getloadavg()[0]:.2f} at the end"
     )
     header = ("test", "llama.cpp tokens/s", "exactserve tokens/s", "ratio", "ratio of best")
     rows = [header]
-    for key, name in (("pp", f"pp{args.prompt_tokens}"), ("tg", f"tg{args.gen_tokens}")):
-        a, b = theirs[key], mine[key]
+    for name, b in mine.items():
+        a = theirs.get((name, args.threads))
+        if a is None:
+            rows.append((name, "-", _summary(b), "-", "-"))
+            continue
         ratio = statistics.mean(b) / statistics.mean(a)
         rows.append((name, _summary(a), _summary(b), f"{ratio:.3f}x", f"{max(b) / max(a):.3f}x"))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]

@@ -33,17 +33,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from logprob_file import (
-    KLStats,
-    LogprobFile,
-    LogprobWriter,
-    accumulate_kl,
-    read_logprob_file,
-    scored_rows,
-)
 
 from exactserve.runtime.assets import cache_dir, demo_model_path
 from exactserve.runtime.gguf_file import open_gguf
+
+if __package__:  # python -m bench.report imports it as bench.fidelity
+    from .logprob_file import (
+        KLStats,
+        LogprobFile,
+        LogprobWriter,
+        accumulate_kl,
+        read_logprob_file,
+        scored_rows,
+    )
+else:  # python bench/fidelity.py
+    from logprob_file import (
+        KLStats,
+        LogprobFile,
+        LogprobWriter,
+        accumulate_kl,
+        read_logprob_file,
+        scored_rows,
+    )
 
 DEFAULT_TEXT = Path("/usr/share/common-licenses/GPL-3")
 BENCH_DIR = Path(__file__).resolve().parent
@@ -58,17 +69,22 @@ class Job:
     work: Path  # cache directory of this (model, text, n_ctx)
 
 
-def llama_bin_dir() -> Path:
-    """llama.cpp's bin directory, building it first if needed (bench/build_llama_cpp.sh)."""
+def llama_bin_dir(progress: bool = False) -> Path:
+    """llama.cpp's bin directory, building it first if needed (bench/build_llama_cpp.sh).
+
+    With `progress` the script's stderr (its settings, cmake's [ NN%] lines, the check runs)
+    goes straight to ours instead of being kept for the error message."""
     proc = subprocess.run(
         ["bash", str(BENCH_DIR / "build_llama_cpp.sh")],
         env={**os.environ, "PYTHON": sys.executable},
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=None if progress else subprocess.PIPE,
         text=True,
         check=False,
     )
     if proc.returncode != 0:
-        raise SystemExit(f"building llama.cpp failed:\n{proc.stderr[-3000:]}")
+        tail = "(its output is above)" if progress else proc.stderr[-3000:]
+        raise SystemExit(f"building llama.cpp failed:\n{tail}")
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
@@ -92,9 +108,7 @@ def llama_cpp_perplexity(bin_dir: Path, job: Job) -> tuple[list[float], LogprobF
     is its final estimate) and the saved file.
     """
     path = job.work / "llama.cpp.logprobs"
-    cmd = [str(bin_dir / "llama-perplexity"), "-m", str(job.model), "-f", str(job.text)]
-    cmd += ["-c", str(job.n_ctx), "-t", str(job.threads), "--kl-divergence-base", str(path)]
-    out = _run_cached("llama-perplexity", job, cmd)
+    out = _run_cached("llama-perplexity", job, perplexity_command(bin_dir, job))
     running = [float(v) for v in re.findall(r"\[\d+\]([\d.]+),", out)]
     final = re.search(r"Final estimate: PPL = ([\d.]+)", out)
     if not running or not final:
@@ -102,30 +116,49 @@ def llama_cpp_perplexity(bin_dir: Path, job: Job) -> tuple[list[float], LogprobF
     return running, read_logprob_file(path)
 
 
+def perplexity_command(bin_dir: Path, job: Job) -> list[str]:
+    """`llama-perplexity -m MODEL -f TEXT -c N -t T --kl-divergence-base llama.cpp.logprobs`"""
+    path = job.work / "llama.cpp.logprobs"
+    cmd = [str(bin_dir / "llama-perplexity"), "-m", str(job.model), "-f", str(job.text)]
+    return cmd + ["-c", str(job.n_ctx), "-t", str(job.threads), "--kl-divergence-base", str(path)]
+
+
+def kl_command(bin_dir: Path, job: Job, base: Path) -> list[str]:
+    """`llama-perplexity ... --kl-divergence-base BASE --kl-divergence`"""
+    cmd = [str(bin_dir / "llama-perplexity"), "-m", str(job.model), "-c", str(job.n_ctx)]
+    return cmd + ["-t", str(job.threads), "--kl-divergence-base", str(base), "--kl-divergence"]
+
+
 def llama_cpp_kl(bin_dir: Path, job: Job, base: Path, n_chunk: int) -> dict:
     """`llama-perplexity --kl-divergence` of llama.cpp against the saved `base` file.
 
     Reads the running statistics printed after chunk `n_chunk` (its table rows: chunk,
     PPL, ln ratio, KLD, delta-p RMS, same top, each "value ± uncertainty"); when that is
-    the last chunk, the more precise final summary instead.
+    the last chunk, the more precise final summary instead. `running_kld`: its running
+    mean KLD after each of the first n_chunk chunks, as printed (5 decimals).
     """
-    cmd = [str(bin_dir / "llama-perplexity"), "-m", str(job.model), "-c", str(job.n_ctx)]
-    cmd += ["-t", str(job.threads), "--kl-divergence-base", str(base), "--kl-divergence"]
-    out = _run_cached(f"llama-kl-vs-{base.stem}", job, cmd)
+    out = _run_cached(f"llama-kl-vs-{base.stem}", job, kl_command(bin_dir, job, base))
     number = r"\s*(-?[\d.]+)\s*±\s*(-?[\d.]+)\s*%?"
     rows = {int(m[1]): m.groups()[1:] for m in re.finditer(r"^\s*(\d+)" + number * 5, out, re.M)}
     final = re.search(r"Mean\s+KLD:" + number, out)
     same_top = re.search(r"Same top p:" + number, out)
     if n_chunk not in rows or not final or not same_top:
         raise SystemExit(f"unexpected llama-perplexity KL output:\n{out[-2000:]}")
+    running = [float(rows[k][4]) for k in range(1, n_chunk + 1) if k in rows]
     if n_chunk == max(rows):
         return {
             "kld": float(final[1]),
             "kld_unc": float(final[2]),
             "same_top": float(same_top[1]) / 100,
+            "running_kld": running,
         }
     row = rows[n_chunk]
-    return {"kld": float(row[4]), "kld_unc": float(row[5]), "same_top": float(row[8]) / 100}
+    return {
+        "kld": float(row[4]),
+        "kld_unc": float(row[5]),
+        "same_top": float(row[8]) / 100,
+        "running_kld": running,
+    }
 
 
 def chunk_inputs(tokens: np.ndarray, n_ctx: int, chunk: int, bos_id: int | None) -> np.ndarray:
@@ -215,11 +248,14 @@ def ours_run(
     tf_file: LogprobFile,
     llama_file: LogprobFile,
 ) -> dict:
-    """Our reference engine over the first n_chunk chunks, compared with both saved files."""
+    """Our reference engine over the first n_chunk chunks, compared with both saved files.
+
+    `chunk_kld`: the mean KLD from the float32 run of each chunk's scored rows alone."""
     from exactserve.runtime.model import SequenceInput, load_model
 
     model = load_model(job.model)
     vs_tf, vs_llama = KLStats(), KLStats()
+    chunk_kld = []
     first = job.n_ctx // 2
     tokens = tf_file.tokens
     for chunk in range(n_chunk):
@@ -231,7 +267,9 @@ def ours_run(
         model.forward_batch([SequenceInput(cache, ids[:first], "none")])
         logits = model.logits_all(cache, ids[first:-1])
         targets = next_tokens(tokens, job.n_ctx, chunk)
+        count, sum_kld = vs_tf.count, vs_tf.sum_kld
         accumulate_kl(vs_tf, logits, tf_file.base_log_probs(chunk), targets)
+        chunk_kld.append((vs_tf.sum_kld - sum_kld) / (vs_tf.count - count))
         accumulate_kl(vs_llama, logits, llama_file.base_log_probs(chunk), targets)
         seconds = time.perf_counter() - started
         print(
@@ -247,6 +285,7 @@ def ours_run(
         "same_top": vs_tf.same_top,
         "same_top_llama": vs_llama.same_top,
         "kld_llama": vs_llama.mean_kld,
+        "chunk_kld": chunk_kld,
     }
 
 
@@ -282,6 +321,58 @@ def print_table(rows: list[tuple[str, ...]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
+def measure(
+    model: Path,
+    text: Path,
+    n_ctx: int = 512,
+    threads: int = 2,
+    chunks: int | None = None,
+    skip_ours: bool = False,
+    bin_dir: Path | None = None,
+) -> dict:
+    """Every number the table shows, as data: the three engines on the first `chunks`
+    chunks (all when None). Keys: model, text, n_chunk, n_chunk_total, n_ctx, n_rows,
+    same_tokens, work, commands (the llama.cpp command lines), transformers (ppl,
+    same_top_llama), llama.cpp (ppl, kld, kld_unc, same_top, running_kld), exactserve
+    (ours_run's dict, absent with skip_ours)."""
+    job = Job(model, text, n_ctx, threads, work_dir(model, text, n_ctx))
+    bin_dir = bin_dir or llama_bin_dir()
+    llama_running, llama_file = llama_cpp_perplexity(bin_dir, job)
+    tokens = llama_file.tokens
+    bos_id = bos_id_of(model)
+    tf = transformers_run(job, tokens, llama_file.n_vocab, bos_id)
+    tf_path = job.work / "transformers-f32.logprobs"
+    n_chunk = min(chunks or llama_file.n_chunk, llama_file.n_chunk)
+    n_rows = n_chunk * scored_rows(job.n_ctx)
+    llama_kl = llama_cpp_kl(bin_dir, job, tf_path, n_chunk)
+    tf_top1 = np.asarray(tf["top1"][:n_rows])
+    llama_top1 = np.concatenate(
+        [np.argmax(llama_file.base_log_probs(c), axis=1) for c in range(n_chunk)]
+    )
+    result = {
+        "model": model,
+        "text": text,
+        "n_chunk": n_chunk,
+        "n_chunk_total": llama_file.n_chunk,
+        "n_ctx": n_ctx,
+        "n_rows": n_rows,
+        "work": job.work,
+        "commands": [perplexity_command(bin_dir, job), kl_command(bin_dir, job, tf_path)],
+        "transformers": {
+            "ppl": math.exp(sum(tf["chunk_nll"][:n_chunk]) / n_rows),
+            "same_top_llama": float((llama_top1 == tf_top1).mean()),
+        },
+        "llama.cpp": {"ppl": llama_running[n_chunk - 1], **llama_kl},
+    }
+    if not skip_ours:
+        tf_file = read_logprob_file(tf_path)
+        result["exactserve"] = ours_run(job, n_chunk, bos_id, tf_file, llama_file)
+    result["same_tokens"] = bool(
+        np.array_equal(our_tokenization(model, text)[: len(tokens)], tokens)
+    )
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, help="GGUF file (default: the demo model)")
@@ -292,31 +383,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-ours", action="store_true", help="only llama.cpp and transformers")
     args = parser.parse_args(argv)
     model = (args.model or demo_model_path()).resolve()
-    job = Job(model, args.text, args.ctx, args.threads, work_dir(model, args.text, args.ctx))
-    bin_dir = llama_bin_dir()
-    llama_running, llama_file = llama_cpp_perplexity(bin_dir, job)
-    tokens = llama_file.tokens
-    bos_id = bos_id_of(model)
-    tf = transformers_run(job, tokens, llama_file.n_vocab, bos_id)
-    tf_path = job.work / "transformers-f32.logprobs"
-    n_chunk = min(args.chunks or llama_file.n_chunk, llama_file.n_chunk)
-    n_rows = n_chunk * scored_rows(job.n_ctx)
-    llama_kl = llama_cpp_kl(bin_dir, job, tf_path, n_chunk)
-    llama_ppl = llama_running[n_chunk - 1]
-    tf_ppl = math.exp(sum(tf["chunk_nll"][:n_chunk]) / n_rows)
-    tf_top1 = np.asarray(tf["top1"][:n_rows])
-    llama_top1 = np.concatenate(
-        [np.argmax(llama_file.base_log_probs(c), axis=1) for c in range(n_chunk)]
-    )
+    r = measure(model, args.text, args.ctx, args.threads, args.chunks, args.skip_ours)
+    tf, llama, llama_ppl = r["transformers"], r["llama.cpp"], r["llama.cpp"]["ppl"]
     rows = [("engine", "PPL", "vs llama.cpp", "mean KLD vs f32", "top-1 = f32", "top-1 = llama")]
     rows.append(
         (
             "transformers f32",
-            f"{tf_ppl:.4f}",
-            f"{tf_ppl / llama_ppl - 1:+.2%}",
+            f"{tf['ppl']:.4f}",
+            f"{tf['ppl'] / llama_ppl - 1:+.2%}",
             "0",
             "100%",
-            f"{(llama_top1 == tf_top1).mean():.2%}",
+            f"{tf['same_top_llama']:.2%}",
         )
     )
     rows.append(
@@ -324,13 +401,13 @@ def main(argv: list[str] | None = None) -> int:
             "llama.cpp",
             f"{llama_ppl:.4f}",
             "+0.00%",
-            f"{llama_kl['kld']:.6f} ± {llama_kl['kld_unc']:.6f}",
-            f"{llama_kl['same_top']:.2%}",
+            f"{llama['kld']:.6f} ± {llama['kld_unc']:.6f}",
+            f"{llama['same_top']:.2%}",
             "100%",
         )
     )
-    if not args.skip_ours:
-        ours = ours_run(job, n_chunk, bos_id, read_logprob_file(tf_path), llama_file)
+    if "exactserve" in r:
+        ours = r["exactserve"]
         rows.append(
             (
                 "exactserve",
@@ -341,13 +418,12 @@ def main(argv: list[str] | None = None) -> int:
                 f"{ours['same_top_llama']:.2%}",
             )
         )
-    same_tokens = np.array_equal(our_tokenization(model, args.text)[: len(tokens)], tokens)
     print(
-        f"{model.name}; {args.text}: {n_chunk} of {llama_file.n_chunk} chunks of {job.n_ctx} "
-        f"tokens, {n_rows} scored; our tokenizer "
-        f"{'reproduces' if same_tokens else 'DIFFERS FROM'} llama.cpp's tokens"
+        f"{model.name}; {args.text}: {r['n_chunk']} of {r['n_chunk_total']} chunks of "
+        f"{args.ctx} tokens, {r['n_rows']} scored; our tokenizer "
+        f"{'reproduces' if r['same_tokens'] else 'DIFFERS FROM'} llama.cpp's tokens"
     )
-    print(f"cache: {job.work}")
+    print(f"cache: {r['work']}")
     print_table(rows)
     return 0
 
