@@ -28,7 +28,7 @@ FLAGS = ("sse4_2", "avx", "avx2", "avx512f", "avx512_vnni", "amx_tile")
 
 def messages() -> list[tuple[Message, ...]]:
     out = []
-    for split in ("dev", "test"):
+    for split in ("dev", "test", "test2"):
         for line in (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines():
             record = json.loads(line)
             text = record["text"] or " "

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from exactserve.toolerr.wide import words as w
+from exactserve.toolerr.wide.probes import Lexicon
 from exactserve.toolerr.wide.shapes import (
     JSON_EXIT_KEYS,
     TAIL_CHARS,
@@ -44,6 +45,19 @@ from exactserve.toolerr.wide.shapes import (
 PHRASE_HEAD = 600
 PHRASE_TAIL = 300
 PHRASE_SPAN = PHRASE_HEAD + PHRASE_TAIL
+
+# The word lists of words.py, grouped for lookup (toolerr.wide.probes).
+FAILURE_PHRASES = Lexicon(w.FAILURE_PHRASES)
+DENIAL = Lexicon(w.DENIAL)
+QUOTA = Lexicon(w.QUOTA)
+RATE_LIMIT = Lexicon(w.RATE_LIMIT)
+OWN_TIMEOUT = Lexicon(w.OWN_TIMEOUT)
+CONDITIONS = Lexicon(tuple(word for word, _ in w.CONDITIONS))
+CONDITION_KIND = dict(w.CONDITIONS)
+UNSURE_NETWORK = Lexicon(w.UNSURE_NETWORK)
+PERMISSION = Lexicon(w.PERMISSION)
+UNRECOVERABLE_WORDS = Lexicon(w.UNRECOVERABLE_WORDS)
+FIXABLE_WORDS = Lexicon(w.FIXABLE_WORDS)
 
 
 class Verdict(NamedTuple):
@@ -97,9 +111,9 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
     if found:
         return "wide-tests", f"verdict {_quote(found)}"
     scope = text[:PHRASE_HEAD] + "\n" + text[-PHRASE_TAIL:] if len(text) > PHRASE_SPAN else text
-    for phrase in w.FAILURE_PHRASES:
-        if phrase in scope:
-            return "wide-phrase", f"phrase {_quote(phrase)}"
+    phrase = FAILURE_PHRASES.first(scope)
+    if phrase is not None:
+        return "wide-phrase", f"phrase {_quote(phrase)}"
     return None, ""
 
 
@@ -136,18 +150,18 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
 
 def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     """(kind, evidence) for a failure whose evidence window is `text`."""
-    for word in w.DENIAL:
-        if word in text:
-            return "unrecoverable", f"denial {_quote(word)}"
-    for word in w.QUOTA:
-        if word in text:
-            return "unrecoverable", f"quota {_quote(word)}"
-    for word in w.RATE_LIMIT:
-        if word in text:
-            return "transient", f"rate limit {_quote(word)}"
-    for word in w.OWN_TIMEOUT:
-        if word in text:
-            return "ambiguous", f"own timeout {_quote(word)}"
+    word = DENIAL.first(text)
+    if word is not None:
+        return "unrecoverable", f"denial {_quote(word)}"
+    word = QUOTA.first(text)
+    if word is not None:
+        return "unrecoverable", f"quota {_quote(word)}"
+    word = RATE_LIMIT.first(text)
+    if word is not None:
+        return "transient", f"rate limit {_quote(word)}"
+    word = OWN_TIMEOUT.first(text)
+    if word is not None:
+        return "ambiguous", f"own timeout {_quote(word)}"
     if shape is not None and shape.signal is not None:
         return "ambiguous", f"signal {shape.signal}"
     statuses = _http_statuses(text, shape)
@@ -163,8 +177,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     names = w.EXCEPTION_NAME.findall(text)
     if names and names[-1] in w.EXCEPTION_KIND:
         return w.EXCEPTION_KIND[names[-1]], f"exception {names[-1]}"
-    bad = next((word for word in w.UNRECOVERABLE_WORDS if word in text), None)
-    fix = next((word for word in w.FIXABLE_WORDS if word in text), None)
+    bad = UNRECOVERABLE_WORDS.first(text)
+    fix = FIXABLE_WORDS.first(text)
     if fix is None and _test_verdict(text):
         fix = "failed tests"
     if bad and fix:
@@ -195,11 +209,10 @@ def _status_kind(status: int) -> str:
 
 def _conditions(text: str) -> tuple[str, str] | None:
     kinds: dict[str, str] = {}
-    for word, kind in w.CONDITIONS:
-        if word in text and kind not in kinds:
-            kinds[kind] = word
-    unsure = next((word for word in w.UNSURE_NETWORK if word in text), None)
-    if "Permission denied (publickey)" not in text and any(p in text for p in w.PERMISSION):
+    for word in CONDITIONS.present(text):
+        kinds.setdefault(CONDITION_KIND[word], word)
+    unsure = UNSURE_NETWORK.first(text)
+    if "Permission denied (publickey)" not in text and PERMISSION.first(text) is not None:
         if w.RELATIVE_EXEC.search(text):
             kinds.setdefault("fixable", "./... Permission denied")
         elif w.SYSTEM_PATH.search(text):

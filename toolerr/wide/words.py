@@ -128,8 +128,10 @@ OWN_TIMEOUT = (
 
 # An HTTP status in an unmistakable context: the code followed by its reason phrase or by
 # the connectives of library messages (`403 for url`, `403 - API rate limit`).
+# (The lookbehind follows the first digit, so the search skips to a 4 or 5 before trying
+# it: the same matches as a leading `(?<![0-9A-Za-z.])`, at a third of the cost.)
 HTTP_STATUS = re.compile(
-    r"(?<![0-9A-Za-z.])([45][0-9]{2})(?: |:|,|'| \()"
+    r"([45](?<![0-9A-Za-z.][45])[0-9]{2})(?: |:|,|'| \()"
     r"(?:Client Error|Server Error|Not Found|Forbidden|Unauthorized|Bad Request|Bad Gateway"
     r"|Service Unavailable|Gateway Time-?out|Too Many Requests|Internal Server Error|Gone"
     r"|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early|for |- |\{)"
@@ -291,3 +293,8 @@ UNRECOVERABLE_WORDS = (
     "denied to ",
     "Forbidden",
 )
+
+# Characters of the words above, rarest first (how often each occurs in the evidence
+# windows of the dev split). A speed device for toolerr.wide.probes: each word is looked
+# up only when its two rarest characters occur in the text; it changes no answer.
+RARITY = "`XVGYq!zHW'jOIMLNARUS[PD8C6Ek)Tw(0-23xF_1vbgyh:fm.upscdla eintro"
