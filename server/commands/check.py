@@ -72,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
     pair = _backend_pair(path, model, args.quick, say)
     say(
         "6 checks; "
-        + ("about 1-2 minutes on 2 CPU cores" if args.quick else "the full run takes several "
-           "minutes on a CPU (all batch sizes 1-8, longer generations, and the backends row "
-           "on this model under the Triton interpreter); --quick takes 1-2")
+        + ("about 1 minute on 2 CPU cores" if args.quick else "about 2 minutes on 2 CPU cores "
+           "for the demo model, most of it the backends row under the Triton interpreter "
+           "(longer for larger models); --quick takes about 1")
     )  # fmt: skip
     results = []
     from exactserve.runtime.conformance import run_checks
