@@ -206,9 +206,20 @@ class Engine:
                 for live in list(self._live.values()):
                     self._cancel_now(live.handle)
                 return
-            if self.scheduler.has_work:
-                self._step()
-            self._snapshot = self._take_snapshot()
+            try:
+                if self.scheduler.has_work:
+                    self._step()
+                self._snapshot = self._take_snapshot()
+            except Exception as exc:  # a bug outside the forward pass: end, never hang
+                log.exception("the engine loop failed; its requests end with an error")
+                self._fail_all(exc)
+
+    def _fail_all(self, exc: Exception) -> None:
+        """End every live request with `exc` (each gets Finished "error") and keep going."""
+        for live in list(self._live.values()):
+            self.scheduler.cancel(live.request)  # releases its blocks
+            live.request.cancelled, live.request.error = False, exc
+            self._publish(live)
 
     def _admit(
         self, handle: RequestHandle, prompt: list[int], config, prompt_logprobs: bool
@@ -233,7 +244,9 @@ class Engine:
     def _step(self) -> None:
         try:
             self.scheduler.step()
-        except Exception:  # the scheduler ended only the requests in that pass (.error)
+        except Exception as exc:
+            if not any(live.request.error is exc for live in self._live.values()):
+                raise  # not a failed forward pass: the loop's handler ends every request
             log.exception("a forward pass failed; the requests in it end with an error")
             self.counters.failed_passes += 1
         self.counters.steps += 1

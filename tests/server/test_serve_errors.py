@@ -189,6 +189,23 @@ def test_the_server_keeps_serving_after_a_failed_forward_pass(http, qwen_server)
     assert ok.status_code == 200 and http.get("/health").status_code == 200
 
 
+def test_a_bug_in_the_engine_loop_ends_its_requests_and_the_server_goes_on(http, qwen_server):
+    scheduler = qwen_server.engine.scheduler
+
+    def broken_plan():
+        raise RuntimeError("planted bug in the scheduler")
+
+    scheduler._plan = broken_plan
+    try:
+        failed = http.post(CHAT, json={"messages": MSGS, "max_tokens": 2}, headers=AUTH)
+    finally:
+        del scheduler._plan
+    assert "planted bug in the scheduler" in _openai_error(failed, 500)
+    assert qwen_server.engine.snapshot().kv_blocks_used == 0
+    ok = http.post(CHAT, json={"messages": MSGS, "max_tokens": 2}, headers=AUTH)
+    assert ok.status_code == 200 and http.get("/health").status_code == 200
+
+
 ENDPOINTS = [
     "/v1/chat/completions",
     "/v1/completions",
