@@ -211,7 +211,7 @@ def run_setting(
 ) -> None:
     """Every level and place on fresh servers, appending to `result.runs`; `tick` is called
     after each batch."""
-    from bench.serve_load import free_port, wait_healthy
+    from bench.serve_load import free_port, stop_server, wait_healthy
 
     setting = result.setting
     logs = Path(tempfile.mkdtemp(prefix="determinism-"))
@@ -242,12 +242,7 @@ def run_setting(
                         result.runs.append(run)
                         tick()
             finally:
-                proc.terminate()
-                try:
-                    proc.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+                stop_server(proc)
 
 
 def batches_per_setting(quick: bool) -> int:

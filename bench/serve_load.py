@@ -253,12 +253,7 @@ def run_engine(run: EngineRun, port: int, args: argparse.Namespace, prompts: lis
             )
         run.peak_rss_mib = peak_rss_mib(proc.pid)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
 
 
 def machine_lines(llama_bin: Path | None, load_before: float) -> list[str]:
@@ -409,6 +404,16 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print_table(runs, args.concurrency)
     return 0
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Ask a server to stop, and kill it if it has not within 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 if __name__ == "__main__":

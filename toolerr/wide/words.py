@@ -38,8 +38,9 @@ COMMAND_DIAGNOSTIC = re.compile(
     re.MULTILINE,
 )
 
-# Whole-text markers of a failed call, wherever they are in the window.
-FAILURE_PHRASES = (
+# Edit and patch tools' own words when the text to replace was not found or the file was
+# not read first (Claude Code, OpenCode, Aider, Cline, ...): a failure, and a fixable one.
+EDIT_MISMATCH = (
     "String to replace not found",
     "occurrences found for old_string",
     "could not find the string to replace",
@@ -49,6 +50,11 @@ FAILURE_PHRASES = (
     "unable to find insert_after",
     "before overwriting it",
     "You must read the file",
+)
+
+# Whole-text markers of a failed call, wherever they are in the window.
+FAILURE_PHRASES = (
+    *EDIT_MISMATCH,
     "has not been read yet",
     "No replacement was performed",
     "Your proposed edit has introduced new syntax error",
@@ -241,15 +247,7 @@ EXCEPTION_KIND = {
 
 # What the call got wrong, in the words of edit tools, validators, compilers and tests.
 FIXABLE_WORDS = (
-    "String to replace not found",
-    "occurrences found for old_string",
-    "could not find the string to replace",
-    "old_string not found",
-    "oldString not found",
-    "Could not find oldString",
-    "unable to find insert_after",
-    "before overwriting it",
-    "You must read the file",
+    *EDIT_MISMATCH,
     "has not been read",
     "No replacement was performed",
     "proposed edit has introduced new syntax error",
