@@ -17,6 +17,9 @@ TEST_SHA256 = "c037d8034a5d4c42b049bdf79d88eddcb0c0be9aba72c85250699bc63e8138d5"
 # A second held-out split, collected after the wide rules were written from projects on
 # neither side of the first split; no rule was tuned on it. Frozen the same way.
 TEST2_SHA256 = "9842ed9556e4d29107b66ee4c6ecc66698b90b67b315e5630b1aeaf8adc12228"
+# The held-out split of session 4: collected and labelled without running the rules while
+# they were extended on dev, dev_extra and test2; frozen before its one evaluation.
+TEST3_SHA256 = "f289b349954119419baf25deaf9547124da1a536cb4bcb053982cb409170dada"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
@@ -29,24 +32,42 @@ def _raw(split: str) -> list[dict]:
 def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test.jsonl").read_bytes()).hexdigest() == TEST_SHA256
     assert hashlib.sha256((CORPUS / "test2.jsonl").read_bytes()).hexdigest() == TEST2_SHA256
+    assert hashlib.sha256((CORPUS / "test3.jsonl").read_bytes()).hexdigest() == TEST3_SHA256
 
 
 def test_records_carry_label_provenance_and_split():
     dev, test, test2 = _raw("dev"), _raw("test"), _raw("test2")
-    ids = [r["id"] for r in dev + test + test2]
+    # More dev data, collected in session 4 (GUIDE.md): `dx-` ids, split "dev".
+    dev_extra = _raw("dev_extra")
+    ids = [r["id"] for r in dev + dev_extra + test + test2 + _raw("test3")]
     assert len(ids) == len(set(ids))
-    assert len(ids) >= 400
-    for split, records in (("dev", dev), ("test", test), ("test2", test2)):
+    assert len(ids) >= 500
+    assert all(r["id"].startswith("dx-") for r in dev_extra)
+    for split, records in (("dev", dev), ("dev", dev_extra), ("test", test), ("test2", test2)):
         for r in records:
             assert r["label"] in LABELS, r["id"]
             assert r["kind"] in PROVENANCE, r["id"]  # no synthetic text in these files
             assert r["source"] and r["group"] and r["client"], r["id"]
             assert r["split"] == split and isinstance(r["is_error"], bool), r["id"]
     # The split is by the project a text comes from: no group on both sides.
-    assert not {r["group"] for r in dev} & {r["group"] for r in test}
+    assert not {r["group"] for r in dev + dev_extra} & {r["group"] for r in test}
+    # test3, the held-out split of session 4, shares no group and no text with any other.
+    test3 = _raw("test3")
+    for r in test3:
+        assert r["label"] in LABELS and r["kind"] in PROVENANCE, r["id"]
+        assert r["source"] and r["group"] and r["client"] and r["split"] == "test3", r["id"]
+    assert {r["label"] for r in test3} == set(LABELS)
+    others = dev + dev_extra + test + test2
+    assert not {r["group"] for r in test3} & {r["group"] for r in others}
+    assert not {r["text"] for r in test3} & {r["text"] for r in others}
     assert not {r["group"] for r in dev} & {r["group"] for r in test2}
     assert {r["label"] for r in test} == set(LABELS)
     assert {r["label"] for r in test2} == set(LABELS)
+    assert {r["label"] for r in dev_extra} == set(LABELS)
+    # The added records repeat no text, of their own or of another split.
+    extra = [r["text"].strip() for r in dev_extra]
+    assert len(extra) == len(set(extra))
+    assert not set(extra) & {r["text"].strip() for r in dev + test + test2}
 
 
 def test_wide_rules_meet_the_targets_on_the_held_out_split():

@@ -3,9 +3,11 @@
 A substring test of a many-character word scans a 1 KB evidence window at about a
 character a nanosecond; a test of one character is a `memchr`, some twenty times faster.
 So each word is filed under its rarest character (by `words.RARITY`) and also carries its
-second rarest: a word is looked up only when both occur in the text, and a whole group
-is skipped when its character is absent. The answers are exactly those of the plain
-`word in text` loops: the first present word in list order, or all of them in order.
+second and third rarest: a word is looked up only when all three occur in the text, and a
+whole group is skipped when its character is absent. Words that share a marker (`timed
+out`, `onnection`) are filed under the marker instead, so that a text without it costs one
+scan for the group rather than one for each word. The answers are exactly those of the
+plain `word in text` loops: the first present word in list order, or all of them in order.
 """
 
 from __future__ import annotations
@@ -14,22 +16,23 @@ from exactserve.toolerr.wide.words import RARITY
 
 
 def _rank(char: str) -> int:
-    found = RARITY.find(char)
-    return len(RARITY) if found < 0 else found
+    return RARITY.find(char)  # -1, the rarest, for a character missing from RARITY
 
 
 class Lexicon:
-    """An ordered word list, grouped by each word's rarest character."""
+    """An ordered word list, grouped by each word's marker or rarest character."""
 
     __slots__ = ("size", "_groups")
 
-    def __init__(self, words: tuple[str, ...]) -> None:
+    def __init__(self, words: tuple[str, ...], markers: tuple[str, ...] = ()) -> None:
         self.size = len(words)
-        groups: dict[str, list[tuple[int, str, str]]] = {}
+        groups: dict[str, list[tuple[int, str, str, str]]] = {}
         for index, word in enumerate(words):
             rare = sorted(set(word), key=lambda char: (_rank(char), char))
             second = rare[1] if len(rare) > 1 else rare[0]
-            groups.setdefault(rare[0], []).append((index, word, second))
+            third = rare[2] if len(rare) > 2 else second
+            key = next((marker for marker in markers if marker in word), rare[0])
+            groups.setdefault(key, []).append((index, word, second, third))
         self._groups = tuple((char, tuple(members)) for char, members in groups.items())
 
     def present(self, text: str) -> list[str]:
@@ -37,19 +40,19 @@ class Lexicon:
         found = []
         for char, members in self._groups:
             if char in text:
-                found.extend(m for m in members if m[2] in text and m[1] in text)
+                found.extend(m for m in members if m[2] in text and m[3] in text and m[1] in text)
         found.sort()
-        return [word for _, word, _ in found]
+        return [m[1] for m in found]
 
     def first(self, text: str) -> str | None:
         """The first word of the list that occurs in `text`, or None."""
         best, best_index = None, self.size
         for char, members in self._groups:
             if members[0][0] < best_index and char in text:
-                for index, word, second in members:
+                for index, word, second, third in members:
                     if index >= best_index:
                         break
-                    if second in text and word in text:
+                    if second in text and third in text and word in text:
                         best, best_index = word, index
                         break
         return best

@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from exactserve.toolerr.wide import words as w
+from exactserve.toolerr.wide.families import FIXABLE_FAMILIES as FAMILY_WORDS
 from exactserve.toolerr.wide.probes import Lexicon
 from exactserve.toolerr.wide.shapes import (
     JSON_EXIT_KEYS,
@@ -47,17 +48,19 @@ PHRASE_TAIL = 300
 PHRASE_SPAN = PHRASE_HEAD + PHRASE_TAIL
 
 # The word lists of words.py, grouped for lookup (toolerr.wide.probes).
-FAILURE_PHRASES = Lexicon(w.FAILURE_PHRASES)
-DENIAL = Lexicon(w.DENIAL)
-QUOTA = Lexicon(w.QUOTA)
-RATE_LIMIT = Lexicon(w.RATE_LIMIT)
-OWN_TIMEOUT = Lexicon(w.OWN_TIMEOUT)
-CONDITIONS = Lexicon(tuple(word for word, _ in w.CONDITIONS))
+FAILURE_PHRASES = Lexicon(w.FAILURE_PHRASES, w.MARKERS)
+DENIAL = Lexicon(w.DENIAL, w.MARKERS)
+QUOTA = Lexicon(w.QUOTA, w.MARKERS)
+RETRY_AFTER = Lexicon(w.RETRY_AFTER, w.MARKERS)
+RATE_LIMIT = Lexicon(w.RATE_LIMIT, w.MARKERS)
+OWN_TIMEOUT = Lexicon(w.OWN_TIMEOUT, w.MARKERS)
+CONDITIONS = Lexicon(tuple(word for word, _ in w.CONDITIONS), w.MARKERS)
 CONDITION_KIND = dict(w.CONDITIONS)
-UNSURE_NETWORK = Lexicon(w.UNSURE_NETWORK)
-PERMISSION = Lexicon(w.PERMISSION)
-UNRECOVERABLE_WORDS = Lexicon(w.UNRECOVERABLE_WORDS)
-FIXABLE_WORDS = Lexicon(w.FIXABLE_WORDS)
+UNSURE_NETWORK = Lexicon(w.UNSURE_NETWORK, w.MARKERS)
+PERMISSION = Lexicon(w.PERMISSION, w.MARKERS)
+UNRECOVERABLE_WORDS = Lexicon(w.UNRECOVERABLE_WORDS, w.MARKERS)
+FIXABLE_WORDS = Lexicon(w.FIXABLE_WORDS, w.MARKERS)
+FIXABLE_FAMILIES = tuple((mark, Lexicon(words, w.MARKERS)) for mark, words in FAMILY_WORDS)
 
 
 class Verdict(NamedTuple):
@@ -97,10 +100,14 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
         return "wide-http", f"HTTP page {shape.html_status}"
     head = text.lstrip()[:2000]
     first_line = head.split("\n", 1)[0]
+    if head.startswith("# ") and w.GO_BUILD_HEADER.match(head):  # `go build`'s package line
+        return "wide-line", f"line {_quote(head.split(chr(10), 2)[1])}"
     if w.DOCUMENT_START.match(first_line):
         return None, ""
     lines = "\n".join(head.split("\n", w.FAILURE_LINES)[: w.FAILURE_LINES])
     found = w.FAILURE_LINE.search(lines)
+    if found is None and any(mark in lines for mark in w.COMPILER_MARKS):
+        found = w.COMPILER_LINE.search(lines)
     if found:
         return "wide-line", f"line {_quote(found.group(0))}"
     found = _final_diagnostic(text)
@@ -145,6 +152,10 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
             return "wide-json", "JSON error member"
         if value.get("success") is False or value.get("ok") is False:
             return "wide-json", "JSON success false"
+        # an API's bare error object: {"type": "invalid_request_error", "message": ...}
+        kind = value.get("type")
+        if isinstance(kind, str) and kind.endswith("_error") and "message" in value:
+            return "wide-json", f"JSON type {_quote(kind)}"
     return None, ""
 
 
@@ -155,6 +166,9 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         return "unrecoverable", f"denial {_quote(word)}"
     word = QUOTA.first(text)
     if word is not None:
+        retry = RETRY_AFTER.first(text)
+        if retry is not None:
+            return "ambiguous", f"quota {_quote(word)} and {_quote(retry)} disagree"
         return "unrecoverable", f"quota {_quote(word)}"
     word = RATE_LIMIT.first(text)
     if word is not None:
@@ -179,6 +193,9 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         return w.EXCEPTION_KIND[names[-1]], f"exception {names[-1]}"
     bad = UNRECOVERABLE_WORDS.first(text)
     fix = FIXABLE_WORDS.first(text)
+    for marker, family in FIXABLE_FAMILIES:
+        if fix is None and marker in text:
+            fix = family.first(text)
     if fix is None and _test_verdict(text):
         fix = "failed tests"
     if bad and fix:
@@ -191,7 +208,10 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
 
 
 def _http_statuses(text: str, shape: Shape | None) -> list[int]:
-    found = [int(m.group(1)) for m in w.HTTP_STATUS.finditer(text[: w.HTTP_SCOPE])]
+    scope = text[: w.HTTP_SCOPE]
+    found = [int(m.group(1)) for m in w.HTTP_STATUS.finditer(scope)]
+    for pattern in w.STATUS_CONTEXT:
+        found += [int(m.group(1)) for m in pattern.finditer(scope)]
     if shape is not None and shape.html_status is not None:
         found.append(shape.html_status)
     return sorted(set(found))[:4]
@@ -202,7 +222,7 @@ def _status_kind(status: int) -> str:
         return "unrecoverable"
     if status in (400, 404, 405, 409, 410, 422):
         return "fixable"
-    if status in (408, 425, 429, 502, 503, 504):
+    if status in (408, 425, 429, 502, 503, 504, 529):  # 529: Anthropic's "Overloaded"
         return "transient"
     return "ambiguous"
 

@@ -78,9 +78,9 @@ def inner_text(value: Any) -> str:
         for item in content:
             if isinstance(item, dict) and isinstance(item.get("text"), str):
                 parts.append(item["text"])
-    for key in ("error", "message", "detail", "stderr"):
+    for key in ("error", "message", "detail", "stderr", "type"):
         item = value.get(key)
-        if isinstance(item, str):
+        if isinstance(item, str) and (key != "type" or item.endswith("_error")):
             parts.append(item)
         elif isinstance(item, dict):
             parts.append(json.dumps(item, ensure_ascii=False)[:HEAD_CHARS])

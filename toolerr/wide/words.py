@@ -11,11 +11,21 @@ import re
 
 # --- detection: a text with no wrapper and no JSON is a failure when one of these holds ---
 
+# A Go compiler diagnostic: `path.go:LINE[:COL]: ` and one of the compiler's own messages
+# (a bare `path.go:12: text` is also what `grep -n` prints, so the message must be one of these).
+GO_DIAGNOSTIC = (
+    r"(?:\.{1,2}/)?[\w./-]{1,200}\.go:[0-9]{1,7}(?::[0-9]{1,5})?: (?:undefined: "
+    r"|[^\n]{0,200}?(?:declared and not used|declared but not used|imported and not used"
+    r"|not enough arguments|too many arguments|has no field or method|redeclared in this block"
+    r"|missing return|syntax error: |cannot use |too many errors|missing function body))"
+)
+GO_BUILD_HEADER = re.compile(r"# [\w./@-]{1,200}\n" + GO_DIAGNOSTIC)
+
 # A line that begins a failure report, anywhere in the first lines of the text.
 FAILURE_LINE = re.compile(
-    r"^(?:"
+    r"^(?:#[0-9]{1,4} [0-9]{1,6}\.[0-9]{1,3} )?(?:"  # an optional BuildKit step prefix
     r"Traceback \(most recent call last\):"
-    r"|(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}"
+    r"|(?:Uncaught | {0,4}\[)?(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}"
     r"(?:Error|Exception|Timeout|Exit|Interrupt|Fault)(?::|$| \(|\()"
     r"|Error:|ERROR:|error:|Error executing tool|MCP error -[0-9]|An error occurred"
     r"|FATAL:|fatal:|panic: |thread '[^'\n]{1,80}' panicked at"
@@ -23,14 +33,33 @@ FAILURE_LINE = re.compile(
     r"|curl: \([0-9]{1,3}\) |<tool_use_error>|\[ERROR\]|Command failed|Failed to "
     r"|HTTP Error [45]|HTTP [45][0-9]{2}\b|[45][0-9]{2} (?:Client|Server) Error:"
     r"|(?:Client|Server) error '[45]"
+    # builds: webpack, Gradle, Maven/Ant (compilers: COMPILER_LINE)
+    r"|ERROR in |FAILURE: |BUILD FAILED"
+    # API and daemon clients: `API Error: 529 ...`, `Error code: 429 - {...}`, Docker, urllib3
+    r"|(?:✕ |⎿ {1,2})?\[?API Error[: (]|Error code: [45][0-9]{2}"
+    r"|(?:docker: )?Error response from daemon: |HTTPS?ConnectionPool\(host="
+    r"|Access denied[:-] |Command terminated by signal"
+    r"|Unable to connect to the server: |The connection to the server "
+    r"|(?:ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOENT|EACCES|EPERM|ENOTFOUND|EAI_AGAIN|EPIPE): "
     r")",
     re.MULTILINE,
 )
 FAILURE_LINES = 12  # how many first lines FAILURE_LINE examines
 
+# A compiler's diagnostic line: Go (`./main.go:36:14: undefined: X`) and tsc (`a.ts(60,22):
+# error TS2339: ...`, `a.ts:7:8 - error TS2345: ...`). The paths make these patterns costly
+# at every line start, so they are tried only when COMPILER_MARKS occur in the first lines.
+COMPILER_LINE = re.compile(
+    rf"^(?:{GO_DIAGNOSTIC}"
+    r"|[^\n(]{1,300}?\.(?:tsx?|jsx?|mts|cts|vue)(?:\([0-9]{1,7},[0-9]{1,5}\)|:[0-9]{1,7}:[0-9]{1,5})"
+    r" ?[-:] ?error TS[0-9]{1,5}:)",
+    re.MULTILINE,
+)
+COMPILER_MARKS = (".go:", "error TS")
+
 # `prog: subject: message` diagnostics of shell commands, and compiler locations.
 COMMAND_DIAGNOSTIC = re.compile(
-    r"^[^\n]{0,200}?[:(] ?"
+    r"^[^\n]{0,200}?[:(] ?(?:\[Errno [0-9]{1,3}\] )?"
     r"(?:No such file(?: or directory)?|Permission denied|command not found|Is a directory"
     r"|Not a directory|Operation not permitted|Read-only file system|No space left on device"
     r"|cannot open|invalid option|unrecognized option)\b"
@@ -76,12 +105,19 @@ FAILURE_PHRASES = (
     "exceeded your current quota",
     "database is locked",
     "Could not resolve host",
+    "Rate limit reached",
+    "Incorrect API key provided",
+    "Request failed with status code",
+    "outside approved directory",
+    "without value for required parameter",
+    "unable to apply all diff parts",
 )
 
 # A test runner's final verdict (pytest, unittest, jest, go test, cargo test).
 TEST_FAILED = re.compile(
     r"^=+ .{0,80}\b[0-9]{1,6} (?:failed|errors?)\b"
-    r"|^(?:FAILED|FAIL:?|ERROR:) [\w./:\[\]-]{1,200}"
+    r"|^(?:FAILED|FAIL:?) [\w./:\[\]-]{1,200}|^ERROR: test"
+    r"|^--- FAIL: |^FAIL(?:\t|$)|^Test Suites: +[0-9]{1,6} failed"
     r"|^FAILED \((?:failures|errors)=[0-9]{1,6}"
     r"|^Tests: +[0-9]{1,6} failed"
     r"|^test result: FAILED",
@@ -90,7 +126,8 @@ TEST_FAILED = re.compile(
 
 # The first line of a document rather than a report: a read file, not a failure.
 DOCUMENT_START = re.compile(
-    r"(?:#|---|<!DOCTYPE|<\?xml|import |from |package |//|/\*|\"\"\"|'use strict'|\[File: "
+    r"(?:#(?![0-9]{1,4} [0-9])|---|<!DOCTYPE|<\?xml|import |from |package |//|/\*|\"\"\""
+    r"|'use strict'|\[File: "
     r"|diff --git|name: |on:|[0-9]{1,6}:|[ \t]+[0-9]{1,6}\t)"
 )
 
@@ -104,7 +141,14 @@ DENIAL = (
     "approval policy is never",
     "User rejected",
     "requires approval",
+    # sandboxes and MCP filesystem servers refusing a path outside what the user allowed
+    "outside allowed directories",
+    "outside the allowed base directory",
+    "outside approved directory",
+    "outside of the current working directory",
 )
+# A quota message that also says when to retry is contradictory (GUIDE.md precedence 4).
+RETRY_AFTER = ("Please retry in", "retry after", "Retry-After", "Please try again in")
 QUOTA = (
     "insufficient_quota",
     "exceeded your current quota",
@@ -142,6 +186,14 @@ HTTP_STATUS = re.compile(
     r"|Service Unavailable|Gateway Time-?out|Too Many Requests|Internal Server Error|Gone"
     r"|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early|for |- |\{)"
 )
+# A status named by an API client's own words: `status code 429`, `Status Code: 401`,
+# `Error code: 401 - {...}`, `API Error: 529 Overloaded`, `API Error (529 {...})`, `Error: 400
+# This model's ...`. Each pattern opens with a literal, which the regex engine finds by a
+# fast substring search (a pattern opening with `[45]` is tried at every character).
+STATUS_CONTEXT = (
+    re.compile(r"rror(?: [Cc]ode:? |: | \()([45][0-9]{2})(?![0-9])"),
+    re.compile(r"tatus(?: [Cc]ode)?:? ([45][0-9]{2})(?![0-9])"),
+)
 HTTP_SCOPE = 1024  # statuses are read from the start of the evidence window only
 
 # (substring, kind): operating-system and network conditions, most specific first.
@@ -158,6 +210,12 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     ("onnection reset", "transient"),
     ("onnection aborted", "transient"),
     ("ETIMEDOUT", "transient"),
+    ("UND_ERR_CONNECT_TIMEOUT", "transient"),
+    ("UND_ERR_HEADERS_TIMEOUT", "transient"),
+    ("ConnectTimeoutError", "transient"),
+    ("ERR_SOCKET_CONNECTION_TIMEOUT", "transient"),
+    ("Connection timed out", "transient"),
+    ("Operation timed out", "transient"),
     ("Read timed out", "transient"),
     ("read operation timed out", "transient"),
     ("handshake operation timed out", "transient"),
@@ -186,6 +244,7 @@ UNSURE_NETWORK = (
     "onnection refused",
     "ECONNREFUSED",
     "No route to host",
+    "Network is unreachable",
 )
 
 # Permission denied is unrecoverable on a system path, fixable on a relative path the
@@ -201,7 +260,8 @@ RELATIVE_EXEC = re.compile(
 
 # The exception class named on a failure line (last dotted component).
 EXCEPTION_NAME = re.compile(
-    r"^(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}([A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception|Timeout))\b",
+    r"^(?:Exception in thread \"[^\"\n]{0,80}\" |Uncaught | {0,4}\[)?"
+    r"(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}([A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception|Timeout))\b",
     re.MULTILINE,
 )
 EXCEPTION_KIND = {
@@ -235,6 +295,8 @@ EXCEPTION_KIND = {
     "ReferenceError": "fixable",
     "RangeError": "fixable",
     "ValidationError": "fixable",
+    "InvalidRequestError": "fixable",
+    "BadRequestError": "fixable",
     "JSONDecodeError": "fixable",
     "UnboundLocalError": "fixable",
     "RecursionError": "fixable",
@@ -280,6 +342,14 @@ FIXABLE_WORDS = (
     "invalid choice",
     "usage: ",
     "Usage: ",
+    # API requests the call must change
+    "invalid_request_error",
+    "maximum context length",
+    "without value for required parameter",
+    # builds and containers
+    "Compilation failed",
+    "ERESOLVE",
+    "is already in use by container",
 )
 UNRECOVERABLE_WORDS = (
     "Unauthorized",
@@ -292,7 +362,12 @@ UNRECOVERABLE_WORDS = (
     "Forbidden",
 )
 
-# Characters of the words above, rarest first (how often each occurs in the evidence
-# windows of the dev split). A speed device for toolerr.wide.probes: each word is looked
-# up only when its two rarest characters occur in the text; it changes no answer.
-RARITY = "`XVGYq!zHW'jOIMLNARUS[PD8C6Ek)Tw(0-23xF_1vbgyh:fm.upscdla eintro"
+# Substrings shared by several words above: each list files its words under them
+# (toolerr.wide.probes), a speed device that changes no answer.
+MARKERS = ("timed out", "onnection", " not found", "_TIMEOUT", "not ", "denied", "ate limit")
+
+# Characters of the words above, rarest first (in how many evidence windows of the tuning
+# splits, dev, dev_extra and test2, each occurs). A speed device for toolerr.wide.probes:
+# each word is looked up only when its two rarest characters occur in the text; it changes
+# no answer. A character missing here counts as the rarest.
+RARITY = "不仓库是XK`VY!GzWHMqLjO'INDU[6R8APSFC_xT3w)(0Ek2-1vbyhfg.m:upcdlsnitaeor "
