@@ -14,6 +14,10 @@
 # from another source tree is deleted first.
 #
 #   JOBS=2 nice -n 15 bash bench/build_llama_cpp.sh        # PYTHON=... picks the interpreter
+#
+# LLAMA_ISA=avx2 builds only llama-bench, for AVX2 (no AVX-512, no VNNI) whatever the CPU
+# lists, into llama.cpp-build-avx2: llama.cpp as it runs on an AVX2-only CPU, to compare
+# with exactserve's avx2 matmul (bench/cpu_speed.py --llama-bin DIR --cpu-matmul avx2).
 set -euo pipefail
 PY=${PYTHON:-python3}
 log() { echo "[build_llama_cpp $(date -u +%H:%M:%S)] $*" >&2; }
@@ -21,8 +25,14 @@ log() { echo "[build_llama_cpp $(date -u +%H:%M:%S)] $*" >&2; }
 src=$("$PY" -c 'from exactserve.runtime.assets import llama_cpp_dir; print(llama_cpp_dir())')
 cache=$("$PY" -c 'from exactserve.runtime.assets import cache_dir; print(cache_dir())')
 build="$cache/llama.cpp-build"
-stamp="$build/exactserve-build.txt"
 targets="llama-bench llama-perplexity llama-tokenize llama-server llama-cli"
+isa=${LLAMA_ISA:-cpu}
+case "$isa" in
+cpu) ;;
+avx2) build="$cache/llama.cpp-build-avx2" targets="llama-bench" ;;
+*) echo "LLAMA_ISA must be cpu (what /proc/cpuinfo lists) or avx2, not '$isa'" >&2 && exit 2 ;;
+esac
+stamp="$build/exactserve-build.txt"
 
 # -D options: what this CPU runs, nothing it merely lists (AMX).
 flags="-DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF"
@@ -33,6 +43,9 @@ if [ "$(uname -m)" = x86_64 ]; then
   has() { [[ "$cpu_flags" == *" $1 "* ]] && echo ON || echo OFF; }
   flags+=" -DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
   flags+=" -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_BMI2=ON -DGGML_FMA=ON"
+  if [ "$isa" = avx2 ]; then
+    has() { echo OFF; } # nothing beyond the AVX2 set above
+  fi
   flags+=" -DGGML_F16C=ON -DGGML_AVX_VNNI=$(has avx_vnni)"
   # GGML_AVX512 compiles with -mavx512f/cd/vl/dq/bw: all five must be listed.
   avx512=ON
@@ -101,8 +114,10 @@ check() {
   fi
 }
 bin="$build/bin"
-check "$bin/llama-server" --version
-check "$bin/llama-cli" --version
+if [ "$isa" = cpu ]; then
+  check "$bin/llama-server" --version
+  check "$bin/llama-cli" --version
+fi
 model=$("$PY" -c 'from exactserve.runtime.assets import demo_model_path; print(demo_model_path())' \
   2>/dev/null) || model=""
 if [ -n "$model" ]; then

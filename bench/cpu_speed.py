@@ -1,7 +1,8 @@
 """CPU speed of our reference engine next to llama.cpp's llama-bench, same machine, same run.
 
     python bench/cpu_speed.py [--model GGUF] [--threads 2] [--reps 3] [--profile]
-        [--prompt-tokens 512[,128...]] [--tile-threads 1] [--ours-only] [--json FILE]
+        [--prompt-tokens 512[,128...]] [--tile-threads N] [--cpu-matmul auto[,numpy,...]]
+        [--ours-only] [--llama-bin DIR] [--json FILE]
 
 Measures what `llama-bench -m MODEL -p 512 -n 128 -t THREADS` measures:
 - pp512: one forward pass over 512 prompt tokens from an empty cache;
@@ -14,10 +15,14 @@ repetitions, the ratio ours / llama.cpp of the means and of the best repetitions
 shared machine the best repetitions are the better estimate of uncontended speed (a
 descheduled thread stalls llama.cpp's thread barrier). The environment's BLAS thread count
 is set to --threads before NumPy loads, but the model itself sets BLAS to one thread and
-parallelises column tiles on --tile-threads workers (runtime/model/threads.py; default 1, as
-`exactserve serve` runs). --prompt-tokens takes a list (128,512: one pp test each);
---ours-only skips llama-bench; --json writes every repetition's tokens/s (bench/report.py
-runs it so, once per thread count). Not a timed test: it prints numbers and asserts nothing.
+parallelises column tiles on --tile-threads workers (runtime/model/threads.py; default
+--threads). --cpu-matmul runs ours once per listed matmul (runtime/cpu: the compiled int8
+variants, or numpy, the reference's float32 BLAS path), e.g. `auto,avx2,numpy` to see what
+each instruction set is worth on this CPU. Printed with the figures: the CPU model and its
+SIMD flags, and the weight bytes a decode step reads with each matmul. --prompt-tokens takes
+a list (128,512: one pp test each); --ours-only skips llama-bench; --json writes every
+repetition's tokens/s (bench/report.py runs it so, once per thread count). Not a timed
+test: it prints numbers and asserts nothing.
 """
 
 from __future__ import annotations
@@ -100,16 +105,22 @@ def ours_tests(
     reps: int,
     profile: Path | None = None,
     tile_threads: int = 1,
+    cpu_matmul: str | None = None,
+    bytes_per_token: dict[str, int] | None = None,
 ) -> dict[str, list[float]]:
     """tokens/s of each repetition keyed by test ("pp512", "tg128"), after one warm-up of
     each test. `tile_threads`: the model's tile pool (load_model's `threads`; BLAS itself
-    stays at one thread, see runtime.model.threads)."""
+    stays at one thread, see runtime.model.threads); `cpu_matmul`: the reference's matmul
+    (runtime/cpu; None: $EXACTSERVE_CPU_MATMUL or auto). If given, `bytes_per_token` gets
+    the weight bytes one decode step reads, keyed by the variant that ran."""
     from exactserve.runtime.gguf_file import open_gguf
     from exactserve.runtime.model import load_model
 
     with open_gguf(model_path) as gguf:
         bos = int(gguf.metadata.get("tokenizer.ggml.bos_token_id", 1))
-    model = load_model(model_path, threads=tile_threads)
+    model = load_model(model_path, threads=tile_threads, cpu_matmul=cpu_matmul)
+    if bytes_per_token is not None:
+        bytes_per_token[model.ops.matmul_variant] = weight_bytes_per_token(model.weights)
     rng = np.random.default_rng(0)
     n_vocab = int(model.config.n_vocab)
     prompt = [bos, *(int(t) for t in rng.integers(0, n_vocab, max(n_prompts) - 1))]
@@ -148,6 +159,51 @@ def ours_tests(
     return result
 
 
+def weight_bytes_per_token(weights) -> int:
+    """Bytes of the weight arrays one decode step reads: every layer matrix and norm and the
+    output matrix, in the form the backend holds them (the embedding row is negligible)."""
+    seen, total = set(), 0
+
+    def add(value) -> None:
+        nonlocal total
+        if isinstance(value, np.ndarray):
+            if id(value) not in seen:
+                seen.add(id(value))
+                total += value.nbytes
+        elif isinstance(value, tuple):  # NamedTuples and dataclass fields
+            for item in value:
+                add(item)
+
+    for layer in weights.layers:
+        for field in layer.__dataclass_fields__:
+            add(getattr(layer, field))
+    add(weights.output)
+    add(weights.output_norm)
+    return total
+
+
+def _cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    return next((ln.split(":", 1)[1].strip() for ln in text.splitlines()
+                 if ln.startswith("model name")), "unknown")  # fmt: skip
+
+
+def cpu_flags() -> str:
+    """The SIMD flags /proc/cpuinfo lists (what the speed figures depend on)."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "unknown"
+    flags = next((ln.split(":", 1)[1].split() for ln in text.splitlines()
+                  if ln.startswith("flags")), [])  # fmt: skip
+    wanted = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx_int8",
+              "amx_bf16", "avx512_bf16")  # fmt: skip
+    return " ".join(f for f in wanted if f in flags) or "none of " + " ".join(wanted)
+
+
 def ours(
     model_path: Path, n_prompt: int, n_gen: int, reps: int, profile: Path | None
 ) -> dict[str, list[float]]:
@@ -176,12 +232,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tile-threads",
         type=int,
-        default=1,
-        help="our model's tile pool (load_model threads; default 1, BLAS stays at 1)",
+        help="our model's tile pool (load_model threads; default --threads, BLAS stays at 1)",
+    )
+    parser.add_argument(
+        "--cpu-matmul",
+        default="auto",
+        help="our matmul variants to run, comma-separated: auto, numpy, avx512vnni, avx512, "
+        "avx2, scalar (default auto: the fastest that passes its check here)",
     )
     parser.add_argument("--ours-only", action="store_true", help="skip llama-bench")
+    parser.add_argument(
+        "--llama-bin",
+        type=Path,
+        help="llama.cpp's bin folder (default: bench/build_llama_cpp.sh's build; "
+        "LLAMA_ISA=avx2 bash bench/build_llama_cpp.sh prints an AVX2-only one)",
+    )
     parser.add_argument("--json", type=Path, help="also write the tokens/s lists here")
     args = parser.parse_args(argv)
+    if args.tile_threads is None:
+        args.tile_threads = args.threads
     model = (args.model or demo_model_path()).resolve()
     theirs: dict[tuple[str, int], list[float]] = {}
     if not args.ours_only:
@@ -190,31 +259,48 @@ def main(argv: list[str] | None = None) -> int:
         else:
             from fidelity import llama_bin_dir
 
+        bin_dir = args.llama_bin or llama_bin_dir()
         cmd = llama_bench_command(
-            llama_bin_dir(), model, args.prompt_tokens, [args.gen_tokens], [args.threads],
+            bin_dir, model, args.prompt_tokens, [args.gen_tokens], [args.threads],
             args.llama_reps,
         )  # fmt: skip
         theirs = llama_bench_tests(cmd)
-    mine = ours_tests(
-        model, args.prompt_tokens, args.gen_tokens, args.reps, args.profile, args.tile_threads
-    )
+    runs: dict[str, dict[str, list[float]]] = {}
+    weight_bytes: dict[str, int] = {}
+    for requested in [v.strip() for v in args.cpu_matmul.split(",") if v.strip()]:
+        tests = ours_tests(
+            model, args.prompt_tokens, args.gen_tokens, args.reps, args.profile,
+            args.tile_threads, requested, weight_bytes,
+        )  # fmt: skip
+        runs[list(weight_bytes)[-1]] = tests
+    mine = next(iter(runs.values()))
     if args.json:
         out = {"threads": args.threads, "tile_threads": args.tile_threads, "exactserve": mine}
         out["llama.cpp"] = {name: rates for (name, _), rates in theirs.items()}
+        out["exactserve_by_matmul"] = runs
+        out["weight_bytes_per_token"] = weight_bytes
+        out["cpu_flags"] = cpu_flags()
         args.json.write_text(json.dumps(out, indent=1))
     print(
-        f"{model.name}, {args.threads} threads, {os.cpu_count()} CPUs visible, load "
-        f"average {os.getloadavg()[0]:.2f} at the end"
+        f"{model.name}, {args.threads} threads (ours: {args.tile_threads} tile threads), "
+        f"{os.cpu_count()} CPUs visible, load average {os.getloadavg()[0]:.2f} at the end"
     )
+    print(f"CPU: {_cpu_model()}; flags: {cpu_flags()}")
+    for variant, n_bytes in weight_bytes.items():
+        print(f"exactserve matmul {variant}: weights read per decoded token {n_bytes / 1e6:.0f} MB")
     header = ("test", "llama.cpp tokens/s", "exactserve tokens/s", "ratio", "ratio of best")
     rows = [header]
-    for name, b in mine.items():
-        a = theirs.get((name, args.threads))
-        if a is None:
-            rows.append((name, "-", _summary(b), "-", "-"))
-            continue
-        ratio = statistics.mean(b) / statistics.mean(a)
-        rows.append((name, _summary(a), _summary(b), f"{ratio:.3f}x", f"{max(b) / max(a):.3f}x"))
+    for variant, tests in runs.items():
+        for name, b in tests.items():
+            label = name if len(runs) == 1 else f"{name} [{variant}]"
+            a = theirs.get((name, args.threads))
+            if a is None:
+                rows.append((label, "-", _summary(b), "-", "-"))
+                continue
+            ratio = statistics.mean(b) / statistics.mean(a)
+            rows.append(
+                (label, _summary(a), _summary(b), f"{ratio:.3f}x", f"{max(b) / max(a):.3f}x")
+            )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     for n, row in enumerate(rows):
         print(

@@ -27,6 +27,8 @@ at zero), as PRECISION.md 7.4 shows.
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
+
 import numpy as np
 
 from exactserve.reference.activations import exp, softcap
@@ -46,6 +48,7 @@ def attention(
     v_scale: np.ndarray,
     window: int | None = None,
     cap: float | None = None,
+    executor: Executor | None = None,
 ) -> np.ndarray:
     """Contract 7 for one sequence.
 
@@ -65,7 +68,8 @@ def attention(
         raise ValueError(f"attention: query positions must lie in [0, {length})")
     out = np.empty((t, h, dv), dtype=F32)
     qbf = block_float(q)
-    for start in range(0, t, QUERY_TILE):
+
+    def run(start: int) -> None:
         stop = min(t, start + QUERY_TILE)
         out[start:stop] = _tile(
             qbf.integers[start:stop],
@@ -75,6 +79,16 @@ def attention(
             window,
             cap,
         )
+
+    starts = range(0, t, QUERY_TILE)
+    if executor is None or len(starts) < 2:
+        for start in starts:
+            run(start)
+    else:  # the last tiles see the most keys: hand those out first
+        futures = [executor.submit(run, start) for start in reversed(starts[1:])]
+        run(0)
+        for future in futures:
+            future.result()
     return out
 
 
@@ -90,6 +104,7 @@ def paged_attention(
     v_scale: np.ndarray,
     window: int | None = None,
     cap: float | None = None,
+    executor: Executor | None = None,
 ) -> np.ndarray:
     """Contract 7 for a batch of sequences whose keys live in a paged cache (7.6).
 
@@ -97,7 +112,8 @@ def paged_attention(
     q_positions int [T], each < seq_lens[s]) and the keys of positions 0..seq_lens[s]-1:
     position p sits in block block_tables[s, p // B], slot p % B. Pools, B = block size:
     k_int float64 [n_blocks, H_kv, B, D], k_scale [n_blocks, H_kv, B], v_int [n_blocks,
-    H_kv, B, Dv], v_scale [n_blocks, H_kv, B]. Returns float32 [T, H, Dv].
+    H_kv, B, Dv], v_scale [n_blocks, H_kv, B]. Returns float32 [T, H, Dv]. `executor`:
+    as in `attention`.
 
     The paging is storage only: each sequence's blocks are gathered in table order into
     the contiguous layout of `attention`, so a query's bits do not depend on which blocks
@@ -142,6 +158,7 @@ def paged_attention(
             _gather(v_scale, table),
             window,
             cap,
+            executor,
         )
     return out
 

@@ -20,6 +20,7 @@ import uvicorn
 
 from exactserve.runtime.backend import backend_name
 from exactserve.runtime.model import load_model
+from exactserve.runtime.model.threads import available_cpus
 from exactserve.runtime.speculative import SpeculativeConfig
 from exactserve.server.app import ServerState
 from exactserve.server.engine import Engine
@@ -33,6 +34,7 @@ DEFAULT_PREFIX_CACHE_BLOCKS = 1024
 class ServeSettings:
     path: Path
     backend: str | None = None  # None: triton where CUDA is present, else reference
+    threads: int | None = None  # None: the CPUs this process may use
     alias: str | None = None
     ctx_size: int | None = None
     max_running: int = 8
@@ -64,9 +66,11 @@ def load_into(
     """Load the model and start its engine; sets `state.served` and `state.engine` last,
     so /health turns 200 only when everything is ready."""
     backend = settings.backend or default_backend()
+    threads = settings.threads or available_cpus()
     model = load_model(
         settings.path,
         progress=progress,
+        threads=threads,
         backend=backend,
         kv_blocks=settings.kv_blocks,
         prefix_cache_blocks=settings.prefix_cache_blocks,
@@ -85,7 +89,7 @@ def load_into(
     if settings.draft_model is not None:
         if progress:
             progress(f"loading the draft model {settings.draft_model.name}")
-        draft = load_model(settings.draft_model, backend=backend)
+        draft = load_model(settings.draft_model, threads=threads, backend=backend)
     engine = Engine(model, served.tokenizer, max_running=settings.max_running, draft_model=draft)
     engine.start()
     state.metrics.watch(lambda: state.engine)

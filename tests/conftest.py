@@ -14,6 +14,16 @@ from gguf import GGMLQuantizationType
 from exactserve.runtime.tiny_model import tiny_spec, write_tiny_model
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_weight_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Converted weights go to a folder of this session (subprocesses inherit it), so no test
+    reads a conversion left by an earlier run and none fills the user's cache."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("EXACTSERVE_WEIGHT_CACHE", str(tmp_path_factory.mktemp("weight_cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Path]:
     cache = tmp_path_factory.mktemp("tiny_models")

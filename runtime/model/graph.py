@@ -136,13 +136,13 @@ def _layer(config, index, layer: LayerWeights, rope, storage, slices, x, ops, ex
     """One layer on the stacked rows x [n_rows, n_embd] (the backend's array type)."""
     c = config
     n_rows = x.shape[0]
-    h = ops.quantize_activations(ops.rmsnorm(x, layer.attn_norm, c.norm_eps)).values
+    h = ops.quantize_activations(ops.rmsnorm(x, layer.attn_norm, c.norm_eps, ex), ex).values
     q = ops.matmul_quantized(h, layer.wq, layer.bq, ex).reshape(n_rows, c.n_heads, c.head_dim)
     k = ops.matmul_quantized(h, layer.wk, layer.bk, ex).reshape(n_rows, c.n_kv_heads, c.head_dim)
     v = ops.matmul_quantized(h, layer.wv, layer.bv, ex).reshape(n_rows, c.n_kv_heads, c.head_dim_v)
     if layer.q_norm is not None:
-        q = ops.rmsnorm(q, layer.q_norm, c.norm_eps)
-        k = ops.rmsnorm(k, layer.k_norm, c.norm_eps)
+        q = ops.rmsnorm(q, layer.q_norm, c.norm_eps, ex)
+        k = ops.rmsnorm(k, layer.k_norm, c.norm_eps, ex)
     is_local = c.swa_layers[index]
     cos, sin = rope[1 if is_local else 0]
     layout = c.rope.layout.value
@@ -160,18 +160,19 @@ def _layer(config, index, layer: LayerWeights, rope, storage, slices, x, ops, ex
         *storage.layer(index),
         window=c.sliding_window if is_local else None,
         cap=c.attn_logit_softcap,
+        executor=ex,
     )
     o = ops.matmul(attn.reshape(n_rows, c.n_heads * c.head_dim_v), layer.wo, executor=ex)
     if layer.post_attn_norm is not None:
-        o = ops.rmsnorm(o, layer.post_attn_norm, c.norm_eps)
+        o = ops.rmsnorm(o, layer.post_attn_norm, c.norm_eps, ex)
     x = x + o
 
-    h = ops.quantize_activations(ops.rmsnorm(x, layer.ffn_norm, c.norm_eps)).values
+    h = ops.quantize_activations(ops.rmsnorm(x, layer.ffn_norm, c.norm_eps, ex), ex).values
     gate = ops.matmul_quantized(h, layer.w_gate, executor=ex)
     up = ops.matmul_quantized(h, layer.w_up, executor=ex)
-    d = ops.matmul(ops.gated(gate, up, c.traits.activation), layer.w_down, executor=ex)
+    d = ops.matmul(ops.gated(gate, up, c.traits.activation, ex), layer.w_down, executor=ex)
     if layer.post_ffn_norm is not None:
-        d = ops.rmsnorm(d, layer.post_ffn_norm, c.norm_eps)
+        d = ops.rmsnorm(d, layer.post_ffn_norm, c.norm_eps, ex)
     return x + d
 
 

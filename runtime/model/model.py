@@ -10,6 +10,7 @@ import numpy as np
 from exactserve.reference.fp import assert_gradual_underflow
 from exactserve.runtime.backend import Ops, ReferenceOps, select_ops
 from exactserve.runtime.config import ModelConfig, from_gguf, validate_tensors
+from exactserve.runtime.cpu.matmul import LANES
 from exactserve.runtime.gguf_file import open_gguf
 from exactserve.runtime.kv_storage import KVShape
 from exactserve.runtime.model.cache import DEFAULT_BLOCK_SIZE, INITIAL_BLOCKS, KVPool, SequenceCache
@@ -17,6 +18,7 @@ from exactserve.runtime.model.graph import SequenceInput, forward
 from exactserve.runtime.model.prefix_cache import PrefixCache
 from exactserve.runtime.model.rope_tables import build_tables
 from exactserve.runtime.model.threads import make_executor
+from exactserve.runtime.model.weight_cache import WeightCache
 from exactserve.runtime.model.weights import ModelWeights, load_weights
 
 
@@ -78,18 +80,31 @@ class Model:
         kv_blocks: int | None = None,
         prefix_cache_blocks: int = 0,
         context_length: int | None = None,
+        cpu_matmul: str | None = None,
     ) -> Model:
         """Open a GGUF file, check it, convert its weights for the backend (`backend`, else
-        $EXACTSERVE_BACKEND, else "reference"). `progress` gets short messages; the cache
-        options are `Model`'s."""
+        $EXACTSERVE_BACKEND, else "reference"; on the reference, `cpu_matmul` chooses its
+        matmul, see `ReferenceOps`). `progress` gets short messages; the cache options are
+        `Model`'s."""
         _check_cache_options(kv_block_size, kv_blocks, prefix_cache_blocks)
-        ops = select_ops(backend)
+        ops = select_ops(backend, cpu_matmul)
+        if progress and getattr(ops, "matmul_variant", None):
+            progress(f"CPU matmul: {ops.matmul_variant}")
+        cache = None
+        if getattr(ops, "kernel", None) is not None:  # the CPU engine's int8 panels
+            cache = WeightCache.open(Path(path), f"int8p{LANES}")
         with open_gguf(path) as gguf_file:
             config = from_gguf(gguf_file)
             validate_tensors(gguf_file)
             if progress:
-                progress(f"converting {len(gguf_file.tensors)} tensors")
-            weights = load_weights(gguf_file, config, ops)
+                progress(
+                    f"mapping {len(gguf_file.tensors)} converted tensors from {cache.root}"
+                    if cache is not None and cache.is_complete
+                    else f"converting {len(gguf_file.tensors)} tensors"
+                )
+            weights = load_weights(gguf_file, config, ops, cache)
+        if cache is not None and cache.save() is not None and progress:
+            progress(f"saved the converted tensors in {cache.root} for the next load")
         return cls(
             config,
             weights,
@@ -161,8 +176,8 @@ def load_model(
     progress: Callable[[str], None] | None = None,
     threads: int = 1,
     backend: str | None = None,
-    **cache_options: int | None,
+    **options: int | str | None,
 ) -> Model:
-    """`Model.load`; `cache_options`: kv_block_size, kv_blocks, prefix_cache_blocks,
-    context_length."""
-    return Model.load(path, progress, threads, backend, **cache_options)
+    """`Model.load`; `options`: kv_block_size, kv_blocks, prefix_cache_blocks,
+    context_length, cpu_matmul."""
+    return Model.load(path, progress, threads, backend, **options)

@@ -57,10 +57,18 @@ def available_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def make_executor(threads: int) -> ThreadPoolExecutor | None:
+class TilePool(ThreadPoolExecutor):
+    """The tile workers; `threads` says how many, so callers can share work out evenly."""
+
+    def __init__(self, threads: int) -> None:
+        super().__init__(threads, thread_name_prefix="exactserve-tile")
+        self.threads = threads
+
+
+def make_executor(threads: int) -> TilePool | None:
     """A pool of `threads` tile workers, or None for `threads` <= 1. Sets BLAS to one thread
     either way."""
     set_blas_threads(1)
     if threads <= 1:
         return None
-    return ThreadPoolExecutor(threads, thread_name_prefix="exactserve-tile")
+    return TilePool(threads)

@@ -19,6 +19,7 @@ from exactserve.runtime.backend import Ops
 from exactserve.runtime.config import ModelConfig
 from exactserve.runtime.errors import GGUFError
 from exactserve.runtime.gguf_file import GGUFFile
+from exactserve.runtime.model.weight_cache import WeightCache
 
 Vector = Any  # float32 [n]: a NumPy array (reference) or a device tensor (Triton)
 
@@ -70,9 +71,17 @@ class ModelWeights:
 
 
 class _Loader:
-    def __init__(self, gguf_file: GGUFFile, ops: Ops) -> None:
+    def __init__(self, gguf_file: GGUFFile, ops: Ops, cache: WeightCache | None = None) -> None:
         self.file = gguf_file
         self.ops = ops
+        self.cache = cache
+
+    def _memo(self, key: str, convert):
+        """What `convert()` makes of a tensor, read from the weight cache when it holds it."""
+        if self.cache is None:
+            return convert()
+        cached = self.cache.get(key)
+        return cached if cached is not None else self.cache.put(key, convert())
 
     def info(self, name: str):
         info = self.file.tensors.get(name)
@@ -82,7 +91,7 @@ class _Loader:
 
     def vector(self, name: str, length: int) -> Vector:
         """A norm weight or bias, float32, as the backend keeps it (`ops.asarray`)."""
-        return self.ops.asarray(self.host_vector(name, length))
+        return self._memo(name, lambda: self.ops.asarray(self.host_vector(name, length)))
 
     def host_vector(self, name: str, length: int) -> np.ndarray:
         info = self.info(name)
@@ -97,16 +106,25 @@ class _Loader:
 
     def float_matrix(self, name: str, n_out: int, n_in: int) -> np.ndarray:
         info = self._check_matrix(name, n_out, n_in)
-        return dequantize(self.file.raw(name), info.ggml_type, info.shape)
+        return self._memo(
+            name + "#values", lambda: dequantize(self.file.raw(name), info.ggml_type, info.shape)
+        )
 
     def matrix(self, name: str, n_out: int, n_in: int) -> PreparedMatrix:
         """A weight matrix in the backend's own prepared form (opaque to the graph)."""
         info = self._check_matrix(name, n_out, n_in)
-        return self.ops.prepare_matrix(self.file.raw(name), info.ggml_type, n_out, n_in)
+        raw = self.file.raw
+        return self._memo(
+            name, lambda: self.ops.prepare_matrix(raw(name), info.ggml_type, n_out, n_in)
+        )
 
     def embedding_table(self, name: str, n_vocab: int, n_embd: int) -> Any:
         info = self._check_matrix(name, n_vocab, n_embd)
-        return self.ops.prepare_embedding(self.file.raw(name), info.ggml_type, n_vocab, n_embd)
+        raw = self.file.raw
+        return self._memo(
+            name + "#table",
+            lambda: self.ops.prepare_embedding(raw(name), info.ggml_type, n_vocab, n_embd),
+        )
 
     def is_float(self, name: str) -> bool:
         return self.info(name).ggml_type in FLOAT_TYPE_SIZES
@@ -121,9 +139,12 @@ class _Loader:
         return info
 
 
-def load_weights(gguf_file: GGUFFile, config: ModelConfig, ops: Ops) -> ModelWeights:
-    """Read and convert every tensor the forward pass uses, matrices into `ops`' form."""
-    ld = _Loader(gguf_file, ops)
+def load_weights(
+    gguf_file: GGUFFile, config: ModelConfig, ops: Ops, cache: WeightCache | None = None
+) -> ModelWeights:
+    """Read and convert every tensor the forward pass uses, matrices into `ops`' form; with
+    a `cache`, tensors it holds are read from it and the others are put into it."""
+    ld = _Loader(gguf_file, ops, cache)
     c = config
     q_dim, kv_dim, v_dim = (
         c.n_heads * c.head_dim,
@@ -168,7 +189,10 @@ def load_weights(gguf_file: GGUFFile, config: ModelConfig, ops: Ops) -> ModelWei
         embedding = Embedding(table=ld.embedding_table(embd, c.n_vocab, c.n_embd))
     rope_freqs = None
     if c.rope.has_freq_factors:
-        rope_freqs = ld.host_vector("rope_freqs.weight", c.rope.dimension_count // 2)
+        n_freqs = c.rope.dimension_count // 2
+        rope_freqs = ld._memo(
+            "rope_freqs.weight", lambda: ld.host_vector("rope_freqs.weight", n_freqs)
+        )
     return ModelWeights(
         embedding=embedding,
         layers=tuple(layers),

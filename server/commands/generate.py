@@ -17,6 +17,7 @@ from exactserve.reference.sampling import SamplingParams
 from exactserve.runtime.assets import demo_model_path
 from exactserve.runtime.errors import ExactserveError
 from exactserve.runtime.generate import Generation, GenerationConfig
+from exactserve.server.commands import add_threads_argument
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -55,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "reference); triton runs under the Triton interpreter on a machine without CUDA. "
         "Both give the same bits",
     )
+    add_threads_argument(parser)
     parser.add_argument(
         "--stop",
         action="append",
@@ -124,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from exactserve.runtime.config import from_gguf, validate_tensors
     from exactserve.runtime.gguf_file import open_gguf
     from exactserve.runtime.model import load_model
+    from exactserve.runtime.model.threads import available_cpus
     from exactserve.runtime.tokenizer import Tokenizer
 
     sampling = sampling_from_args(args)
@@ -141,12 +144,16 @@ def run(args: argparse.Namespace) -> int:
         validate_tensors(gguf)
         tokenizer = Tokenizer.from_gguf(gguf)
         prompt = _encode_prompt(args, gguf, tokenizer)
+    threads = args.threads or available_cpus()
     model = load_model(
-        path, progress=lambda message: _progress(name, message, started), backend=args.backend
+        path,
+        progress=lambda message: _progress(name, message, started),
+        threads=threads,
+        backend=args.backend,
     )
     draft = None
     if draft_path is not None:
-        draft = load_model(draft_path, backend=args.backend)
+        draft = load_model(draft_path, threads=threads, backend=args.backend)
     _progress(name, f"ready, prompt of {len(prompt)} tokens", started)
     config = GenerationConfig(
         max_tokens=args.max_tokens,

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from exactserve.runtime.errors import ExactserveError
+from exactserve.server.commands import add_threads_argument
 from exactserve.server.commands.generate import add_speculative_options, speculative_from_args
 from exactserve.server.commands.toolerr import add_layer_options, options_from_args
 
@@ -34,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         choices=("reference", "triton"),
         help="default: triton where CUDA is present, reference otherwise; same bits",
     )
+    add_threads_argument(parser)
     parser.add_argument("--alias", help="the model name clients use (default: the file name)")
     parser.add_argument("--ctx-size", type=int, help="context per request (default: the model's)")
     parser.add_argument(
@@ -85,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
     settings = ServeSettings(
         path=Path(path),
         backend=args.backend or default_backend(),
+        threads=args.threads,
         alias=args.alias,
         ctx_size=args.ctx_size,
         max_running=args.max_running,

@@ -68,7 +68,10 @@ def models(tmp_path_factory):
     loaded = {}
     for name, (arch, qtype, options) in MODELS.items():
         spec = tiny_spec(arch, qtype, vocab=VOCAB, **options)
-        loaded[name] = load_model(write_tiny_model(root / spec.file_name, spec))
+        path = write_tiny_model(root / spec.file_name, spec)
+        loaded[name] = load_model(path)
+        if name == "qwen2-Q8_0":  # the reference's own NumPy matmul, for the planted bug
+            loaded[name + "/numpy"] = load_model(path, cpu_matmul="numpy")
     return loaded
 
 
@@ -166,7 +169,7 @@ def _batch_dependent_group_loop(original):
 
 
 def test_negative_control_batch_dependent_rounding_is_caught(models, monkeypatch):
-    model = models["qwen2-Q8_0"]
+    model = models["qwen2-Q8_0/numpy"]  # the plant is in the NumPy path's group loop
     tokens = prompt(model, 3, 80)
     whole = bits(model.logits_all(model.new_cache(), tokens))
     monkeypatch.setattr(

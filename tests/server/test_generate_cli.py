@@ -48,7 +48,10 @@ def _expected_chat(path: Path, prompt: str, spec=None) -> str:
     return generate_text(load_model(path), tokenizer, ids, config)[0]
 
 
-@pytest.mark.parametrize("extra", [[], ["--backend", "triton"], ["--speculative", "ngram"]])
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--backend", "triton"], ["--speculative", "ngram"], ["--threads", "3"]],
+)
 def test_chat_with_sampling_flags_prints_what_the_runtime_generates(qwen, capsys, extra):
     assert main(["generate", str(qwen), "-p", "Hello there", "--chat", *FLAGS, *extra]) == 0
     captured = capsys.readouterr()
@@ -63,6 +66,13 @@ def test_bad_speculative_options_exit_2(qwen, capsys):
     assert "--speculative draft needs --draft-model PATH" in capsys.readouterr().err
     assert main(["generate", str(qwen), "-p", "x", "--draft-model", str(qwen)]) == 2
     assert "--draft-model needs --speculative draft" in capsys.readouterr().err
+
+
+def test_a_bad_thread_count_exits_2(qwen, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["generate", str(qwen), "-p", "x", "--threads", "0"])
+    assert info.value.code == 2
+    assert "argument --threads: must be at least 1, not 0" in capsys.readouterr().err
 
 
 def test_a_truncated_file_exits_2(qwen, tmp_path, capsys):
