@@ -175,6 +175,7 @@ def speed_section(plan: Plan, model: Path, bin_dir: Path, logs: Path) -> dict:
     theirs = llama_bench_tests(cmd)
     commands = [cmd]
     ours: dict[tuple[str, int], list[float]] = {}
+    matmul: dict[str, int] = {}
     for n in threads:
         out = logs / f"speed-ours-{n}.json"
         ours_cmd = [sys.executable, "-m", "bench.cpu_speed", "--ours-only", "--model", str(model)]
@@ -183,14 +184,16 @@ def speed_section(plan: Plan, model: Path, bin_dir: Path, logs: Path) -> dict:
         ours_cmd += ["--gen-tokens", str(plan.n_gen), "--json", str(out)]
         print(f"running: {shlex.join(ours_cmd)}", file=sys.stderr, flush=True)
         subprocess.run(ours_cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        for test, rates in json.loads(out.read_text())["exactserve"].items():
+        result = json.loads(out.read_text())
+        for test, rates in result["exactserve"].items():
             ours[(test, n)] = rates
+        matmul.update(result.get("weight_bytes_per_token", {}))
         commands.append(ours_cmd)
     rows = [
         {"test": test, "threads": n, "llama.cpp": theirs.get((test, n), []), "exactserve": rates}
         for (test, n), rates in sorted(ours.items(), key=lambda kv: _test_order(*kv[0]))
     ]
-    return {"rows": rows, "commands": commands}
+    return {"rows": rows, "commands": commands, "matmul": matmul}
 
 
 def _test_order(test: str, threads: int) -> tuple:

@@ -12,7 +12,8 @@ from . import determinism
 
 SECTIONS = ("speed", "fidelity", "determinism", "serving", "toolerr")
 BACKENDS = {
-    "cpu": "exactserve: the NumPy reference (CPU); llama.cpp: its CPU backend",
+    "cpu": "exactserve: the reference backend's CPU engine (runtime/cpu); llama.cpp: its CPU "
+    "backend",
     "cuda": "exactserve: the Triton kernels on the GPU; llama.cpp: its CPU backend (bench/"
     "build_llama_cpp.sh builds no CUDA backend yet, so its columns are CPU numbers)",
 }
@@ -62,10 +63,17 @@ def speed_lines(data: dict) -> list[str]:
         "/ llama.cpp of the means and of the best repetitions. pp: one forward pass over N "
         "prompt tokens from an empty cache; tg128: 128 single-token passes, logits of each "
         "computed; sampling and tokenisation excluded on both sides (bench/cpu_speed.py). "
-        "Threads: llama-bench `-t N`; exactserve's reference runs its matmul column tiles on "
-        "N workers with BLAS at one thread (`exactserve serve` runs one).",
+        "Threads: llama-bench `-t N`; exactserve shares matmul panels, rows and attention "
+        "tiles out over N threads (`exactserve serve --threads`, default: the CPUs "
+        "available).",
         "",
     ]
+    for variant, n_bytes in data.get("matmul", {}).items():
+        notes[-1:-1] = [
+            "",
+            f"exactserve's CPU matmul: `{variant}` (the fastest variant that passed its check "
+            f"on this CPU), reading {n_bytes / 1e6:.0f} MB of weights per decoded token.",
+        ]
     return _table(header, rows) + notes
 
 

@@ -170,11 +170,21 @@ def _generate(model, tokenizer, prompt, n_tokens, sampling, spec, draft):
 
 def check_backends(reference: Model, triton: Model, tokens: list[int]) -> str:
     """Prefill rows and one decode row, reference vs Triton."""
-    rows, decode = _alone(reference, tokens)
-    other_rows, other_decode = _alone(triton, tokens)
-    same_bits(rows, other_rows, "prefill, reference vs triton")
-    same_bits(decode, other_decode, "decode, reference vs triton")
-    return f"{len(tokens)}-token prefill + decode, reference vs {triton.ops.name}"
+    return _same_model_bits(reference, triton, tokens, "reference", triton.ops.name)
+
+
+def check_cpu_matmul(compiled: Model, numpy_path: Model, tokens: list[int]) -> str:
+    """Prefill rows and one decode row: the CPU engine's compiled matmul (runtime/cpu) vs
+    the reference's own NumPy matmul, on this CPU."""
+    return _same_model_bits(compiled, numpy_path, tokens, compiled.ops.matmul_variant, "numpy")
+
+
+def _same_model_bits(a: Model, b: Model, tokens: list[int], name_a: str, name_b: str) -> str:
+    rows, decode = _alone(a, tokens)
+    other_rows, other_decode = _alone(b, tokens)
+    same_bits(rows, other_rows, f"prefill, {name_a} vs {name_b}")
+    same_bits(decode, other_decode, f"decode, {name_a} vs {name_b}")
+    return f"{len(tokens)}-token prefill + decode, {name_a} vs {name_b}"
 
 
 @dataclass
@@ -215,9 +225,11 @@ def run_checks(
     quick: bool,
     triton_pair: tuple[Model, Model, list[int]] | None,
     draft: Model | None = None,
+    numpy_model: Model | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> Iterator[CheckResult]:
-    """Run every check in turn, yielding each result as it is known."""
+    """Run every check in turn, yielding each result as it is known. `numpy_model`: the
+    same file on the reference's NumPy matmul, for the CPU matmul row."""
     rng = random.Random(20261201)
     texts = prompts(tokenizer)
     needle = texts[0]
@@ -233,6 +245,8 @@ def run_checks(
             lambda: check_speculative(model, tokenizer, texts[1], 8 if quick else 24, draft),
         ),
     ]
+    if numpy_model is not None:
+        plan.append(("CPU matmul", lambda: check_cpu_matmul(model, numpy_model, needle)))
     if triton_pair is not None:
         plan.append(("backends", lambda: check_backends(*triton_pair)))
     plan.append(("negative control", lambda: check_negative_control(model, needle, rng)))

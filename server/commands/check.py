@@ -69,9 +69,13 @@ def run(args: argparse.Namespace) -> int:
     if args.digest or expected is not None:
         return _digest(model, tokenizer, path, expected, say)
     draft = load_model(args.draft_model, backend=backend) if args.draft_model else None
+    numpy_model = None
+    if getattr(model.ops, "kernel", None) is not None:
+        say(f"CPU matmul row: {model.ops.matmul_variant} against the reference's NumPy matmul")
+        numpy_model = load_model(path, backend="reference", cpu_matmul="numpy")
     pair = _backend_pair(path, model, args.quick, say)
     say(
-        "6 checks; "
+        f"{6 + (numpy_model is not None)} checks; "
         + ("about 1 minute on 2 CPU cores" if args.quick else "about 2 minutes on 2 CPU cores "
            "for the demo model, most of it the backends row under the Triton interpreter "
            "(longer for larger models); --quick takes about 1")
@@ -85,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
         quick=args.quick,
         triton_pair=pair,
         draft=draft,
+        numpy_model=numpy_model,
         progress=lambda name: say(f"checking {name}"),
     ):
         results.append(result)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 from gguf import GGMLQuantizationType as T
 
@@ -30,6 +31,7 @@ def test_quick_check_passes_every_row_and_shows_the_control_detected(gemma, caps
         "chunked prefill",
         "prefix cache",
         "speculative decoding",
+        "CPU matmul",
         "backends",
     ):
         assert f"{name}" in out
@@ -51,6 +53,22 @@ def test_json_output_and_a_planted_failure_exit_1(gemma, capsys, monkeypatch):
     assert results["chunked prefill"]["passed"] is False
     assert "chunks of 7: 1 values differ, first at (3, 7)" in results["chunked prefill"]["detail"]
     assert results["batch invariance"]["passed"] is True
+
+
+def test_the_cpu_matmul_row_compares_the_compiled_path_with_numpys(gemma, monkeypatch):
+    compiled, numpy_path = load_model(gemma), load_model(gemma, cpu_matmul="numpy")
+    if compiled.ops.kernel is None:
+        pytest.skip("no compiled CPU matmul runs here")
+    tokens = [5, 17, 300, 42, 7]
+    assert conformance.check_cpu_matmul(compiled, numpy_path, tokens) == (
+        f"5-token prefill + decode, {compiled.ops.matmul_variant} vs numpy"
+    )
+    monkeypatch.setenv("EXACTSERVE_WEIGHT_CACHE", "0")  # a private, writable conversion
+    broken = load_model(gemma)  # one scale of the output matrix one ulp up: one logit moves
+    scale = broken.weights.output.scale
+    scale[0, 0, 3] = np.nextafter(scale[0, 0, 3], np.float32(np.inf))
+    with pytest.raises(conformance.Mismatch, match="prefill, .* vs numpy"):
+        conformance.check_cpu_matmul(broken, numpy_path, tokens)
 
 
 def test_a_batch_dependent_model_fails_batch_invariance(gemma):
