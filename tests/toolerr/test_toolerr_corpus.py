@@ -20,6 +20,10 @@ TEST2_SHA256 = "9842ed9556e4d29107b66ee4c6ecc66698b90b67b315e5630b1aeaf8adc12228
 # The held-out split of session 4: collected and labelled without running the rules while
 # they were extended on dev, dev_extra and test2; frozen before its one evaluation.
 TEST3_SHA256 = "f289b349954119419baf25deaf9547124da1a536cb4bcb053982cb409170dada"
+# The held-out split of session 4's second round (test3 became tuning data after its one
+# evaluation): collected without running the rules while they were generalised, frozen
+# before its one evaluation.
+TEST4_SHA256 = "6303432da2c1c2d1bcd9ade5c943599bd137ab54ac400142ad5fa0f2275d92d9"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
@@ -33,6 +37,7 @@ def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test.jsonl").read_bytes()).hexdigest() == TEST_SHA256
     assert hashlib.sha256((CORPUS / "test2.jsonl").read_bytes()).hexdigest() == TEST2_SHA256
     assert hashlib.sha256((CORPUS / "test3.jsonl").read_bytes()).hexdigest() == TEST3_SHA256
+    assert hashlib.sha256((CORPUS / "test4.jsonl").read_bytes()).hexdigest() == TEST4_SHA256
 
 
 def test_records_carry_label_provenance_and_split():
@@ -68,6 +73,34 @@ def test_records_carry_label_provenance_and_split():
     extra = [r["text"].strip() for r in dev_extra]
     assert len(extra) == len(set(extra))
     assert not set(extra) & {r["text"].strip() for r in dev + test + test2}
+    # More dev data of session 4, second round (`dx2-` ids, split "dev"): from projects on no other split
+    # (nor on test4's, the held-out split collected meanwhile), repeating no text.
+    dev_extra2 = _raw("dev_extra2")
+    for r in dev_extra2:
+        assert r["id"].startswith("dx2-") and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == "dev", r["id"]
+        assert r["source"] and r["group"] and r["client"], r["id"]
+        assert isinstance(r["is_error"], bool), r["id"]
+    assert {r["label"] for r in dev_extra2} == set(LABELS)
+    assert len({r["id"] for r in dev_extra2} | set(ids)) == len(ids) + len(dev_extra2)
+    earlier = dev + dev_extra + test + test2 + test3
+    assert not {r["group"] for r in dev_extra2} & {r["group"] for r in earlier}
+    extra2 = [r["text"].strip() for r in dev_extra2]
+    assert len(extra2) == len(set(extra2))
+    assert not set(extra2) & {r["text"].strip() for r in earlier}
+    # test4 shares no group and no text with any other split.
+    test4 = _raw("test4")
+    for r in test4:
+        assert r["id"].startswith("t4-") and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == "test4", r["id"]
+        assert r["source"] and r["group"] and r["client"], r["id"]
+    assert {r["label"] for r in test4} == set(LABELS)
+    everything_else = earlier + dev_extra2
+    assert not {r["group"] for r in test4} & {r["group"] for r in everything_else}
+    assert not {r["text"] for r in test4} & {r["text"] for r in everything_else}
+    assert len({r["id"] for r in test4} | {r["id"] for r in everything_else}) == len(test4) + len(
+        everything_else
+    )
 
 
 def test_wide_rules_meet_the_targets_on_the_held_out_split():

@@ -16,10 +16,11 @@ from exactserve.toolerr.forms import Options
 from exactserve.toolerr.messages import Message
 from exactserve.toolerr.request import process
 from exactserve.toolerr.wide import classify_wide, judge, rules
-from exactserve.toolerr.wide import words as w
+from exactserve.toolerr.wide import general as g
 
 CORPUS = Path(__file__).parent / "corpus"
-SPLITS = ("dev", "dev_extra", "test", "test2")  # test3 is held out: never read here
+# test3 became tuning data after its one evaluation (test4 is the held-out split: never read here)
+SPLITS = ("dev", "dev_extra", "dev_extra2", "test", "test2", "test3")
 RECORDS = {
     r["id"]: r
     for split in SPLITS
@@ -59,14 +60,14 @@ POSITIVES = [
     # file-system errors
     ("swe-agent-064", "wide-diagnostic", "fixable"),
     ("bash-permission-39438", "wide-diagnostic", "fixable"),
-    ("codex-12867-agent", "wide-diagnostic", "unrecoverable"),
+    ("codex-12867-agent", "wide-line", "unrecoverable"),  # `Error connecting to agent:`
     # edit and patch tools
     ("gemini-18370", "wide-line", "fixable"),
     ("opencode-1348", "wide-line", "fixable"),
     ("swe-agent-014", "wide-phrase", "fixable"),
     ("xum-2732-a", "wide-phrase", "fixable"),
     # test runners
-    ("pytest-doc-getting-started-135", "wide-tests", "fixable"),
+    ("pytest-doc-getting-started-135", "wide-line", "fixable"),  # pytest's `E   AssertionError:`
     # a command's own timeout
     ("swe-agent-063", "wide-phrase", "ambiguous"),
     # session 4 families (dev_extra `dx-` records and test2, each with its issue URL or file)
@@ -93,14 +94,14 @@ POSITIVES = [
     ("dx-claude-5184", "wide-line", "transient"),
     ("dx-gemini-cli-2020", "wide-line", "transient"),
     ("helm-97", "wide-phrase", "transient"),
-    ("opencommit-7", "wide-phrase", "transient"),
+    ("opencommit-7", "wide-line", "transient"),  # `└  ✖ Error:`
     ("dx-hato-bot-4552", "wide-line", "unrecoverable"),
-    ("dx-gemini-cli-8437", "wide-phrase", "unrecoverable"),
+    ("dx-gemini-cli-8437", "wide-line", "unrecoverable"),  # `Generate error:`
     ("dx-continue-10250", "wide-phrase", "unrecoverable"),
     ("dx-crewai-examples-121", "wide-line", "fixable"),
     ("dx-wtm2-579", "wide-line", "fixable"),
     ("dx-continue-9605", "wide-json", "fixable"),
-    ("dx-comic-translate-403", "wide-phrase", "ambiguous"),
+    ("dx-comic-translate-403", "wide-line", "ambiguous"),  # `Exception:`
     # MCP filesystem servers and sandboxes refusing a path outside the allowed ones
     ("mcpfs-2526", "wide-line", "unrecoverable"),
     ("cyanheads-fs-13", "wide-line", "unrecoverable"),
@@ -300,17 +301,20 @@ def test_compiler_package_lines_and_buildkit_prefixes_are_not_documents():
 
 def test_word_lookup_gives_the_plain_loops_answers():
     """Markers and the rarest-character filters are a speed device: the same answers as
-    `word in text` over every corpus text (the held-out test3 is not read) and its pieces."""
+    `word in text` over every corpus text (the held-out test4 is not read) and its pieces."""
     for lexicon, words in (
-        (rules.FIXABLE_WORDS, w.FIXABLE_WORDS),
-        (rules.CONDITIONS, tuple(word for word, _ in w.CONDITIONS)),
-        (rules.FAILURE_PHRASES, w.FAILURE_PHRASES),
-        (rules.DENIAL, w.DENIAL),
-        (rules.RATE_LIMIT, w.RATE_LIMIT),
+        (rules.FIXABLE_WORDS, rules.WORDS["fixable"]),
+        (rules.UNRECOVERABLE_WORDS, rules.WORDS["unrecoverable"]),
+        (rules.CONDITIONS, tuple(word for word, _ in rules.WORDS["conditions"])),
+        (rules.UNSURE_NETWORK, rules.WORDS["unsure"]),
+        (rules.FAILURE_PHRASES, rules.WORDS["phrases"]),
+        (rules.DENIAL, rules.WORDS["denial"]),
+        (rules.QUOTA, rules.WORDS["quota"]),
+        (rules.RATE_LIMIT, rules.WORDS["rate"]),
         *(
             (family, words)
             for (_, family), (_, words) in zip(
-                rules.FIXABLE_FAMILIES, rules.FAMILY_WORDS, strict=True
+                rules.FIXABLE_FAMILIES, (*rules.FAMILY_WORDS, *g.FIXABLE_FAMILIES), strict=True
             )
         ),
     ):

@@ -28,8 +28,10 @@ within the deciding tier gives `ambiguous`:
 
 from __future__ import annotations
 
+import re
 from typing import Any, NamedTuple
 
+from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.families import FIXABLE_FAMILIES as FAMILY_WORDS
 from exactserve.toolerr.wide.probes import Lexicon
@@ -47,20 +49,44 @@ PHRASE_HEAD = 600
 PHRASE_TAIL = 300
 PHRASE_SPAN = PHRASE_HEAD + PHRASE_TAIL
 
-# The word lists of words.py, grouped for lookup (toolerr.wide.probes).
-FAILURE_PHRASES = Lexicon(w.FAILURE_PHRASES, w.MARKERS)
-DENIAL = Lexicon(w.DENIAL, w.MARKERS)
-QUOTA = Lexicon(w.QUOTA, w.MARKERS)
-RETRY_AFTER = Lexicon(w.RETRY_AFTER, w.MARKERS)
-RATE_LIMIT = Lexicon(w.RATE_LIMIT, w.MARKERS)
-OWN_TIMEOUT = Lexicon(w.OWN_TIMEOUT, w.MARKERS)
-CONDITIONS = Lexicon(tuple(word for word, _ in w.CONDITIONS), w.MARKERS)
-CONDITION_KIND = dict(w.CONDITIONS)
-UNSURE_NETWORK = Lexicon(w.UNSURE_NETWORK, w.MARKERS)
-PERMISSION = Lexicon(w.PERMISSION, w.MARKERS)
-UNRECOVERABLE_WORDS = Lexicon(w.UNRECOVERABLE_WORDS, w.MARKERS)
-FIXABLE_WORDS = Lexicon(w.FIXABLE_WORDS, w.MARKERS)
-FIXABLE_FAMILIES = tuple((mark, Lexicon(words, w.MARKERS)) for mark, words in FAMILY_WORDS)
+# The word lists of words.py and general.py, in the order they are consulted.
+WORDS = {
+    "phrases": w.FAILURE_PHRASES + g.FAILURE_PHRASES,
+    "denial": w.DENIAL,
+    "quota": w.QUOTA + g.QUOTA,
+    "retry": w.RETRY_AFTER,
+    "rate": w.RATE_LIMIT + g.RATE_LIMIT,
+    "timeout": w.OWN_TIMEOUT,
+    "conditions": w.CONDITIONS + g.CONDITIONS,
+    "unsure": w.UNSURE_NETWORK + g.UNSURE_NETWORK,
+    "permission": w.PERMISSION,
+    "unrecoverable": w.UNRECOVERABLE_WORDS + g.UNRECOVERABLE_WORDS,
+    "fixable": w.FIXABLE_WORDS + g.FIXABLE_WORDS,
+}
+# ... grouped for lookup (toolerr.wide.probes).
+FAILURE_PHRASES = Lexicon(WORDS["phrases"], w.MARKERS)
+DENIAL = Lexicon(WORDS["denial"], w.MARKERS)
+QUOTA = Lexicon(WORDS["quota"], w.MARKERS)
+RETRY_AFTER = Lexicon(WORDS["retry"], w.MARKERS)
+RATE_LIMIT = Lexicon(WORDS["rate"], w.MARKERS)
+OWN_TIMEOUT = Lexicon(WORDS["timeout"], w.MARKERS)
+CONDITIONS = Lexicon(tuple(word for word, _ in WORDS["conditions"]), w.MARKERS)
+CONDITION_KIND = dict(WORDS["conditions"])
+UNSURE_NETWORK = Lexicon(WORDS["unsure"], w.MARKERS)
+PERMISSION = Lexicon(WORDS["permission"], w.MARKERS)
+UNRECOVERABLE_WORDS = Lexicon(WORDS["unrecoverable"], w.MARKERS)
+FIXABLE_WORDS = Lexicon(WORDS["fixable"], w.MARKERS)
+# Every report line, words.py's and general.py's, matched at the start of each line (one
+# match per line is cheaper than a MULTILINE search trying `^` at every character).
+REPORT_LINE = re.compile(
+    rf"(?:{w.BUILDKIT_STEP})?(?:{w.FAILURE_BODY}|{g.PREFIXED_BODY}|{g.ERRNO_BODY})"
+)
+FIXABLE_FAMILIES = tuple(
+    (mark, Lexicon(words, w.MARKERS)) for mark, words in (*FAMILY_WORDS, *g.FIXABLE_FAMILIES)
+)
+
+
+FAILED_STATES = ("error", "failure", "failed", "fail", "ERROR", "FAILURE", "FAILED")
 
 
 class Verdict(NamedTuple):
@@ -103,18 +129,34 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
     if head.startswith("# ") and w.GO_BUILD_HEADER.match(head):  # `go build`'s package line
         return "wide-line", f"line {_quote(head.split(chr(10), 2)[1])}"
     if w.DOCUMENT_START.match(first_line):
+        # a comment line echoed by make or a shell opens like a document: make's own
+        # failure on the last line still decides
+        last = text.rstrip()[-300:].rsplit("\n", 1)[-1]
+        if last.startswith("make") and g.TERMINAL_LINE.match(last):
+            return "wide-diagnostic", f"diagnostic {_quote(last)}"
         return None, ""
-    lines = "\n".join(head.split("\n", w.FAILURE_LINES)[: w.FAILURE_LINES])
-    found = w.FAILURE_LINE.search(lines)
+    first_lines = head.split("\n", w.FAILURE_LINES)[: w.FAILURE_LINES]
+    found = _line_match((REPORT_LINE,), first_lines)
+    lines = "\n".join(first_lines)
     if found is None and any(mark in lines for mark in w.COMPILER_MARKS):
         found = w.COMPILER_LINE.search(lines)
+    for marks, pattern in g.MARKED_LINES:
+        if found is None and any(mark in lines for mark in marks):
+            found = pattern.search(lines)
     if found:
         return "wide-line", f"line {_quote(found.group(0))}"
+    found = _line_match((g.EDGE_SENTENCE,), first_lines[:2])
+    if found:
+        return "wide-sentence", f"first lines {_quote(found.group(0))}"
+    tail = text[-TAIL_CHARS:]
+    last_lines = tail.rstrip().rsplit("\n", g.EDGE_LINES)[-g.EDGE_LINES :]
     found = _final_diagnostic(text)
+    if found is None:  # the failure a long output ends with
+        found = _line_match((g.TERMINAL_LINE, REPORT_LINE, g.EDGE_SENTENCE), last_lines)
+        found = found and found.group(0)
     if found:
         return "wide-diagnostic", f"diagnostic {_quote(found)}"
-    tail = text[-TAIL_CHARS:]
-    found = _test_verdict(tail)
+    found = _test_verdict(tail) or _test_verdict(lines)
     if found:
         return "wide-tests", f"verdict {_quote(found)}"
     scope = text[:PHRASE_HEAD] + "\n" + text[-PHRASE_TAIL:] if len(text) > PHRASE_SPAN else text
@@ -125,12 +167,27 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
 
 
 def _test_verdict(text: str) -> str | None:
-    """A test runner's failed verdict in `text`; the substring checks keep the regex off
-    texts that cannot hold one."""
+    """A test runner's failed verdict in `text`, unless the same runner's passing verdict
+    follows it (a grep over a log of several runs); the substring checks keep the regex
+    off texts that cannot hold one."""
     if "fail" not in text and "FAIL" not in text and "ERROR" not in text and "error" not in text:
         return None
     found = w.TEST_FAILED.search(text)
-    return found.group(0) if found else None
+    if found is None:
+        return None
+    if w.TEST_PASSED_AFTER in text[found.end() :]:
+        return None
+    return found.group(0)
+
+
+def _line_match(patterns: tuple[re.Pattern, ...], lines: list[str]) -> re.Match | None:
+    """The first match of one of `patterns` at the start of one of `lines`."""
+    for line in lines:
+        for pattern in patterns:
+            found = pattern.match(line)
+            if found and not line.startswith(g.BENIGN_REPORTS):
+                return found
+    return None
 
 
 def _final_diagnostic(text: str) -> str | None:
@@ -152,6 +209,9 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
             return "wide-json", "JSON error member"
         if value.get("success") is False or value.get("ok") is False:
             return "wide-json", "JSON success false"
+        for key in ("status", "result", "state"):  # {"result": "failure", ...}
+            if value.get(key) in FAILED_STATES:
+                return "wide-json", f"JSON {key} {_quote(value[key])}"
         # an API's bare error object: {"type": "invalid_request_error", "message": ...}
         kind = value.get("type")
         if isinstance(kind, str) and kind.endswith("_error") and "message" in value:
@@ -188,9 +248,9 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     decided = _conditions(text)
     if decided is not None:
         return decided
-    names = w.EXCEPTION_NAME.findall(text)
-    if names and names[-1] in w.EXCEPTION_KIND:
-        return w.EXCEPTION_KIND[names[-1]], f"exception {names[-1]}"
+    decided = _exception_kind(text)
+    if decided is not None:
+        return decided
     bad = UNRECOVERABLE_WORDS.first(text)
     fix = FIXABLE_WORDS.first(text)
     for marker, family in FIXABLE_FAMILIES:
@@ -207,11 +267,26 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     return "ambiguous", "no evidence of a kind"
 
 
+def _exception_kind(text: str) -> tuple[str, str] | None:
+    """The kind of the last exception class named on a report line (or, when none is
+    named there, in the middle of a line): the known classes, then the words of the
+    class's own name."""
+    names = [a or b for a, b in w.EXCEPTION_NAME.findall(text)] or g.classes_mid_line(text)
+    if not names:
+        return None
+    name = names[-1]
+    if name in w.EXCEPTION_KIND:
+        return w.EXCEPTION_KIND[name], f"exception {name}"
+    kind = g.class_kind(name)
+    return (kind, f"exception class {name}") if kind else None
+
+
 def _http_statuses(text: str, shape: Shape | None) -> list[int]:
     scope = text[: w.HTTP_SCOPE]
     found = [int(m.group(1)) for m in w.HTTP_STATUS.finditer(scope)]
     for pattern in w.STATUS_CONTEXT:
         found += [int(m.group(1)) for m in pattern.finditer(scope)]
+    found += [int(m.group(1)) for m in g.STATUS_MORE.finditer(scope)]
     if shape is not None and shape.html_status is not None:
         found.append(shape.html_status)
     return sorted(set(found))[:4]

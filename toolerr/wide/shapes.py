@@ -23,9 +23,9 @@ EDGE_LINES = 4  # lines read at each end for a wrapper's exit code
 # `Command failed with exit code N` and `Exit code: N`; Docker and shells `returned a
 # non-zero code: N`, `exit status N`, `exit code: N`.
 EXIT_LINE = re.compile(
-    r"(?:^|[\s(.])(?:Process exited with code|Exited with code|[Ee]xit [Cc]ode:?|"
+    r"(?:^|[\s(.<])(?:[Pp]rocess exited with code|[Ee]xited with (?:exit )?code|[Ee]xit [Cc]ode:?|"
     r"exit status|exited with status|returned a non-zero code:|failed with exit code)"
-    r" ?(-?[0-9]{1,4})\b"
+    r" ?(?:(-?[0-9]{1,4})\b|([A-Z][A-Z_]{2,40})>)"  # Copilot CLI: `<exited with exit code NAME>`
 )
 SIGNAL_LINE = re.compile(r"^Signal: ([0-9]{1,3})\s*$")
 JSON_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
@@ -105,5 +105,6 @@ def _wrapper_codes(head: str, tail: str) -> tuple[int | None, int | None]:
             signal = int(found.group(1)) if found else signal
         elif exit_code is None and ("xit" in line or "code" in line or "status" in line):
             found = EXIT_LINE.search(line)
-            exit_code = int(found.group(1)) if found else None
+            if found:
+                exit_code = int(found.group(1)) if found.group(1) else -1
     return exit_code, signal

@@ -22,8 +22,7 @@ GO_DIAGNOSTIC = (
 GO_BUILD_HEADER = re.compile(r"# [\w./@-]{1,200}\n" + GO_DIAGNOSTIC)
 
 # A line that begins a failure report, anywhere in the first lines of the text.
-FAILURE_LINE = re.compile(
-    r"^(?:#[0-9]{1,4} [0-9]{1,6}\.[0-9]{1,3} )?(?:"  # an optional BuildKit step prefix
+FAILURE_BODY = (
     r"Traceback \(most recent call last\):"
     r"|(?:Uncaught | {0,4}\[)?(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}"
     r"(?:Error|Exception|Timeout|Exit|Interrupt|Fault)(?::|$| \(|\()"
@@ -41,9 +40,9 @@ FAILURE_LINE = re.compile(
     r"|Access denied[:-] |Command terminated by signal"
     r"|Unable to connect to the server: |The connection to the server "
     r"|(?:ECONNRESET|ECONNREFUSED|ETIMEDOUT|ENOENT|EACCES|EPERM|ENOTFOUND|EAI_AGAIN|EPIPE): "
-    r")",
-    re.MULTILINE,
 )
+BUILDKIT_STEP = r"#[0-9]{1,4} [0-9]{1,6}\.[0-9]{1,3} "  # an optional prefix of each line
+FAILURE_LINE = re.compile(rf"^(?:{BUILDKIT_STEP})?(?:{FAILURE_BODY})", re.MULTILINE)
 FAILURE_LINES = 12  # how many first lines FAILURE_LINE examines
 
 # A compiler's diagnostic line: Go (`./main.go:36:14: undefined: X`) and tsc (`a.ts(60,22):
@@ -116,13 +115,14 @@ FAILURE_PHRASES = (
 # A test runner's final verdict (pytest, unittest, jest, go test, cargo test).
 TEST_FAILED = re.compile(
     r"^=+ .{0,80}\b[0-9]{1,6} (?:failed|errors?)\b"
-    r"|^(?:FAILED|FAIL:?) [\w./:\[\]-]{1,200}|^ERROR: test"
+    r"|^ ?(?:FAILED|FAIL:?) {1,2}[\w./:\[\]-]{1,200}|^ERROR: test|^=+ FAILURES =+$"
     r"|^--- FAIL: |^FAIL(?:\t|$)|^Test Suites: +[0-9]{1,6} failed"
     r"|^FAILED \((?:failures|errors)=[0-9]{1,6}"
     r"|^Tests: +[0-9]{1,6} failed"
     r"|^test result: FAILED",
     re.MULTILINE,
 )
+TEST_PASSED_AFTER = "test result: ok."  # cargo's passing verdict after a failed one: a grep
 
 # The first line of a document rather than a report: a read file, not a failure.
 DOCUMENT_START = re.compile(
@@ -184,15 +184,16 @@ HTTP_STATUS = re.compile(
     r"([45](?<![0-9A-Za-z.][45])[0-9]{2})(?: |:|,|'| \()"
     r"(?:Client Error|Server Error|Not Found|Forbidden|Unauthorized|Bad Request|Bad Gateway"
     r"|Service Unavailable|Gateway Time-?out|Too Many Requests|Internal Server Error|Gone"
-    r"|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early|for |- |\{)"
+    r"|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early|Bad credentials"
+    r"|for |- |\{)"
 )
 # A status named by an API client's own words: `status code 429`, `Status Code: 401`,
 # `Error code: 401 - {...}`, `API Error: 529 Overloaded`, `API Error (529 {...})`, `Error: 400
 # This model's ...`. Each pattern opens with a literal, which the regex engine finds by a
 # fast substring search (a pattern opening with `[45]` is tried at every character).
 STATUS_CONTEXT = (
-    re.compile(r"rror(?: [Cc]ode:? |: | \()([45][0-9]{2})(?![0-9])"),
-    re.compile(r"tatus(?: [Cc]ode)?:? ([45][0-9]{2})(?![0-9])"),
+    re.compile(r"rror(?: [Cc]ode:? |: | \(| )([45][0-9]{2})(?![0-9])"),
+    re.compile(r"tatus(?: [Cc]ode)? ?:? ([45][0-9]{2})(?![0-9])"),
 )
 HTTP_SCOPE = 1024  # statuses are read from the start of the evidence window only
 
@@ -259,9 +260,12 @@ RELATIVE_EXEC = re.compile(
 )
 
 # The exception class named on a failure line (last dotted component).
+# (Also after pytest's `E   `, Node's `{ [`, a repr's `<`; Ruby's `A::B: ` too.)
 EXCEPTION_NAME = re.compile(
-    r"^(?:Exception in thread \"[^\"\n]{0,80}\" |Uncaught | {0,4}\[)?"
-    r"(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}([A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception|Timeout))\b",
+    r"^(?:Exception in thread \"[^\"\n]{0,80}\" |Uncaught | {0,4}\[|E: |E {3,8}"
+    r"|\{ \[?|<_?)?(?:(?:[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.|::)){0,6}"
+    r"([A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception|Timeout))\b"
+    r"|(?:[A-Z][A-Za-z0-9]{0,40}::){1,4}([A-Z][A-Za-z0-9_]{0,60}): )",
     re.MULTILINE,
 )
 EXCEPTION_KIND = {
@@ -364,7 +368,10 @@ UNRECOVERABLE_WORDS = (
 
 # Substrings shared by several words above: each list files its words under them
 # (toolerr.wide.probes), a speed device that changes no answer.
-MARKERS = ("timed out", "onnection", " not found", "_TIMEOUT", "not ", "denied", "ate limit")
+MARKERS = (
+    *("timed out", "onnection", " not found", "_TIMEOUT", "not ", "denied", "ate limit"),
+    *("::ERR_", "cannot find the ", "invalid_"),
+)
 
 # Characters of the words above, rarest first (in how many evidence windows of the tuning
 # splits, dev, dev_extra and test2, each occurs). A speed device for toolerr.wide.probes:

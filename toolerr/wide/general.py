@@ -1,0 +1,216 @@
+"""General failure shapes of the wide rule set: structure that carries over to
+tools the word lists never saw, rather than more words of the tools they did.
+
+- Report lines with a prefix: a program name (`fugitive: error:`, `c++: fatal error:`), a
+  short phrase ending in `error:` (`Unknown agent error: RateLimitError: ...`), a failure
+  glyph (`✗ Error:`, uv's `× No solution found`), a localized `错误:`, apt's and Ruby's
+  `E: `, Node's inspected errors (`{ Error: socket hang up`, `[Error: EISDIR: ...`), Python
+  reprs (`<_InactiveRpcError of RPC ...>`, `{'type': 'invalid_request_error', ...}`),
+  Ruby classes (`Octokit::Forbidden:`), gRPC (`rpc error: code = Unavailable`), yarn's
+  `error An unexpected error occurred`, Node error codes (`ERR_PNPM_FETCH_404`), Go HTTP
+  clients (`GET https://...: 401 Bad credentials`).
+- Failure sentences at an edge of the text: a line that begins with a generic failure
+  verb (`Failed to`, `Could not`, `Unable to`, `Cannot`) or says `X failed:`.
+- Terminal lines: make's `*** ... Stop.` and `*** [target] Error N`, bash's `line N: syntax
+  error`, Windows cmd's messages, a process killed (`Segmentation fault (core dumped)`).
+- The kind from an exception class's own name when it is not in the known list
+  (`Octokit::Forbidden`, `SocketTimeoutException`, `InterpreterError`), and from the class
+  named mid-line (`... due to: IndexError: ...`).
+
+Every quantifier is bounded and no repeated group can match the same text two ways (so no
+catastrophic backtracking; tests/toolerr/test_toolerr_wide_families.py feeds long
+adversarial lines). Rare shapes sit behind a cheap marker test.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A line that begins a failure report, in the first lines or the last ones (rules.py).
+_PREFIX = (
+    r"(?:[✗✕✘×❌] ?|错误[:：] ?|E: |E {3,8}(?=[A-Z])|\{ \[?|\[|<|Caused by: "
+    r"|[\w.+-]{1,30}: (?=(?:fatal )?(?:error|Error|ERROR|fatal)[:\[ ])"
+    r"|(?:[A-Za-z][a-z]{1,15} ){1,3}(?=(?:error|Error|exception|Exception)(?::| occurred)))?"
+)
+PREFIXED_BODY = (
+    rf"{_PREFIX}(?:(?:Error|ERROR|error|fatal error|FATAL|fatal|exception|Exception)"
+    r"(?::|\[[^\]\n]{1,20}\]:| occurred)"
+    r"|(?:[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.|::)){0,6}_?[A-Z][A-Za-z0-9_]{0,60}"
+    r"(?:Error|Exception)(?::|$| \(|\(| of )"
+    r"|(?:[Ee]rror|ERROR) [a-z]{2,15}ing\b[^:\n]{0,80}:)"
+    r"|(?:E: )?(?:[A-Z][A-Za-z0-9]{0,40}::){1,4}[A-Z][A-Za-z0-9_]{0,60}: "
+    r"|error (?=[A-Z])|rpc error: code = | ?ERR_[A-Z][A-Z0-9_]{1,40}\b"
+    r"|(?:GET|POST|PUT|PATCH|DELETE|HEAD) https?://[^\s]{1,300}: [45][0-9]{2} "
+    r"|\{'(?:error|detail)': |\{'type': '[a-z_]{1,40}_error'"
+    r"| {1,2}[x×] No solution found"
+    # a bare class line (poetry's `  SolverProblemError`), a dotted Python class
+    # (`google.api_core.exceptions.ServiceUnavailable: 503`), PHP's `[Vendor\XException]`
+    # and Symfony console's `In File.php line 394:`, redis-cli's `(error) `, aws-cli
+    r"| {1,4}(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception)$"
+    r"|(?:[a-z_][a-z0-9_]{0,40}\.){1,6}[A-Z][A-Za-z0-9_]{0,60}: "
+    r"|\[(?:[A-Z][A-Za-z0-9_]{0,40}\\){1,6}[A-Z][A-Za-z0-9_]{0,60}(?:Exception|Error)\]"
+    r"|In [\w.-]{1,80}\.php line [0-9]{1,7}:$|\(error\) |A client error \("
+    # a passive failure sentence: `Your requirements could not be resolved ...`
+    r"|[A-Z][\w ]{0,60}? (?:could not|cannot|couldn't|failed to) be "
+)
+# Lines behind a marker (a search of every line start for them costs more than the marker
+# test): a status line (`[i] Status code : 401`), Rust's io errors (`Permission denied (os
+# error 13)`), Ruby's uncaught exception (`client.rb:339:in `get': Access Denied (...)`).
+MARKED_LINES = (
+    (
+        ("tatus code", "HTTP response", "esponse code"),
+        re.compile(
+            r"^[^\n]{0,80}?(?:[Ss]tatus code ?:? ?|HTTP response |[Rr]esponse code:? )"
+            r"[45][0-9]{2}\b",
+            re.MULTILINE,
+        ),
+    ),
+    (("(os error ",), re.compile(r"^[^\n]{0,200}\(os error [0-9]{1,5}\)$", re.MULTILINE)),
+    (
+        (".rb:",),
+        re.compile(r"^[^\n:]{1,300}\.rb:[0-9]{1,7}:in [`'][^\n']{1,100}': ", re.MULTILINE),
+    ),
+)
+# Report lines that tools print on success: pip's notice after an install that worked.
+BENIGN_REPORTS = ("ERROR: pip's dependency resolver does not currently take into account",)
+# More Node errno names than words.FAILURE_LINE's (`EISDIR: illegal operation ...`).
+ERRNO_BODY = (
+    r"(?:EISDIR|ENOTDIR|EEXIST|EADDRINUSE|ENOSPC|EROFS|EMFILE|ENOTEMPTY|EBUSY|ECONNABORTED"
+    r"|EHOSTUNREACH|ENETUNREACH|ESOCKETTIMEDOUT|EPROTO)[:,] "
+)
+
+# A failure sentence that opens or closes the text (its first or last lines).
+EDGE_SENTENCE = re.compile(
+    r"(?:[✗✕✘×❌] ?)?(?:[\w.+-]{1,30}: )?"
+    r"(?:[Ff]ailed to |[Cc]ould not |[Cc]ouldn't |[Uu]nable to |[Cc]annot |[Cc]an't "
+    r"|[A-Z][\w-]{0,30}(?: [\w-]{1,30}){0,3} failed(?:: | at [^\n]{0,120}? due to))"
+)
+
+# A last line that reports the command failed: make, bash syntax errors, Windows cmd, and a
+# process ended by a signal (`Segmentation fault (core dumped)`, kept `ambiguous`).
+TERMINAL_LINE = re.compile(
+    r"(?:make(?:\[[0-9]{1,3}\])?: \*\*\* "
+    r"|[^\n]{1,200}: line [0-9]{1,7}: syntax error"
+    r"|The system cannot find the (?:path|file) specified\."
+    r"|The filename, directory name, or volume label syntax is incorrect\."
+    r"|'[^'\n]{1,100}' is not recognized as an internal or external command"
+    r"|Internal Server Error$"
+    r"|(?:[\w ]{1,30} )?(?:execution )?aborted\.?$"
+    r"|(?:Segmentation fault|Bus error|Illegal instruction|Aborted|Killed"
+    r"|Floating point exception)(?: \(core dumped\))?$)"
+)
+EDGE_LINES = 3  # how many lines at the end the report and terminal patterns read
+
+# Evidence words that carry over between tools, by kind (rules.py adds them to the tiers).
+# (Go's net errors, Chromium's `net::ERR_...`, gRPC's UNAVAILABLE and DEADLINE_EXCEEDED, the
+# Windows shell's path messages; words sharing `::ERR_` or `cannot find the ` are looked up
+# through it: words.MARKERS.)
+CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("i/o timeout", "transient"),
+    ("TLS handshake timeout", "transient"),
+    ("::ERR_CONNECTION_RESET", "transient"),
+    ("::ERR_EMPTY_RESPONSE", "transient"),
+    ("::ERR_CONNECTION_TIMED_OUT", "transient"),
+    ("UNAVAILABLE", "transient"),
+    ("= Unavailable", "transient"),
+    ("DEADLINE_EXCEEDED", "transient"),
+    ("cannot find the path specified", "fixable"),
+    ("cannot find the file specified", "fixable"),
+    ("is not recognized as an internal or external command", "fixable"),
+    ("ervice unavailable", "transient"),
+    ("currently unavailable", "transient"),
+    ("curl error 28", "transient"),
+    ("SSL connection timeout", "transient"),
+)
+UNSURE_NETWORK = (
+    "failed to connect to all addresses",
+    "Cannot connect to host",
+    "::ERR_NAME_NOT_RESOLVED",
+    "::ERR_CONNECTION_REFUSED",
+    "::ERR_INTERNET_DISCONNECTED",
+)
+RATE_LIMIT = ("ate limit", "ate-limit", "toomanyrequests", "ate limiting")
+FIXABLE_WORDS = (
+    " not found",
+    "syntax error",
+    "nknown tool",
+    "invalid_type",
+    "invalid_union",
+    "invalid_enum_value",
+    "unrecognized_keys",
+)
+UNRECOVERABLE_WORDS = (
+    *("redential", "uthentication failed", "uthentication required"),
+    *("AccessDenied", "Access Denied"),
+)
+# Package managers' and make's words, looked up only when their marker occurs
+# (rules.py adds them to families.FIXABLE_FAMILIES).
+FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("ackage", ("installable set of packages", "no matching package found")),
+    ("olv", ("version solving failed", "No solution found when resolving dependencies")),
+    ("make", ("No rule to make target",)),
+)
+QUOTA = ("QUOTA_EXCEEDED", "Quota '")  # GCP: `Quota 'CPUS' exceeded. Limit: 8.0`
+FAILURE_PHRASES = (
+    "credit balance is too low",
+    "Quota '",
+    "No solution found when resolving dependencies",
+    "You have reached your pull rate limit",
+)
+
+# A status named by a client's words: `Unexpected HTTP response 401`, `response code: 401`.
+STATUS_MORE = re.compile(r"esponse(?: code)?:? ([45][0-9]{2})(?![0-9])")
+
+# The kind from the words of an exception class's own name (when the class is not in
+# words.EXCEPTION_KIND); a name with words of two kinds gives none.
+CLASS_WORDS: tuple[tuple[str, str], ...] = (
+    ("Auth", "unrecoverable"),
+    ("Forbidden", "unrecoverable"),
+    ("PermissionDenied", "unrecoverable"),
+    ("AccessDenied", "unrecoverable"),
+    ("Credential", "unrecoverable"),
+    ("Quota", "unrecoverable"),
+    ("RateLimit", "transient"),
+    ("TooManyRequests", "transient"),
+    ("Throttl", "transient"),
+    ("ReadTimeout", "transient"),
+    ("ConnectTimeout", "transient"),
+    ("SocketTimeout", "transient"),
+    ("ConnectionReset", "transient"),
+    ("ServiceUnavailable", "transient"),
+    ("NotFound", "fixable"),
+    ("Validation", "fixable"),
+    ("Invalid", "fixable"),
+    ("Syntax", "fixable"),
+    ("Parse", "fixable"),
+    ("Decode", "fixable"),
+    ("Argument", "fixable"),
+    ("Schema", "fixable"),
+    ("Assertion", "fixable"),
+    ("Interpreter", "fixable"),
+    ("Attribute", "fixable"),
+    ("Import", "fixable"),
+)
+# An exception class named in the middle of a line (`... due to: IndexError: list index`).
+CLASS_MARKS = ("Error: ", "Exception: ")
+
+
+def class_kind(name: str) -> str | None:
+    """The kind the words of an exception class's name point to, or None."""
+    kinds = {kind for word, kind in CLASS_WORDS if word in name}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def classes_mid_line(text: str) -> list[str]:
+    """Exception classes followed by `: ` anywhere in `text` (`due to: IndexError: ...`),
+    in order; found by the literal `Error: ` / `Exception: ` and read backwards."""
+    found = []
+    for mark in CLASS_MARKS:
+        start = text.find(mark)
+        while start != -1 and len(found) < 4:
+            end = start + len(mark) - 2
+            name = text[max(0, end - 62) : end].rsplit(None, 1)[-1].lstrip(":([<_")
+            if name[:1].isupper() and name.isidentifier():
+                found.append((start, name))
+            start = text.find(mark, start + 1)
+    return [name for _, name in sorted(found)]
