@@ -53,8 +53,8 @@ def attention(
     """Contract 7 for one sequence.
 
     q float32 [T, H, D] (RoPE and the attention scale applied), q_positions int [T];
-    keys/values as block floats (contract 3.2) for positions 0..L-1: k_int float64
-    [H_kv, L, D], k_scale float64 [H_kv, L], v_int float64 [H_kv, L, Dv], v_scale
+    keys/values as block floats (contract 3.2) for positions 0..L-1: k_int float64 or int32
+    [H_kv, L, D], k_scale float64 [H_kv, L], v_int float64 or int32 [H_kv, L, Dv], v_scale
     [H_kv, L]; H a multiple of H_kv (query head h reads KV head h // (H / H_kv)).
     L may exceed the last query position (a cache's capacity): later slots are never
     visible but must hold finite values. Returns float32 [T, H, Dv].
@@ -111,8 +111,8 @@ def paged_attention(
     Sequence s owns queries query_starts[s]:query_starts[s+1] of q float32 [T, H, D] (at
     q_positions int [T], each < seq_lens[s]) and the keys of positions 0..seq_lens[s]-1:
     position p sits in block block_tables[s, p // B], slot p % B. Pools, B = block size:
-    k_int float64 [n_blocks, H_kv, B, D], k_scale [n_blocks, H_kv, B], v_int [n_blocks,
-    H_kv, B, Dv], v_scale [n_blocks, H_kv, B]. Returns float32 [T, H, Dv]. `executor`:
+    k_int float64 or int32 [n_blocks, H_kv, B, D], k_scale [n_blocks, H_kv, B], v_int
+    [n_blocks, H_kv, B, Dv], v_scale [n_blocks, H_kv, B]. Returns float32 [T, H, Dv]. `executor`:
     as in `attention`.
 
     The paging is storage only: each sequence's blocks are gathered in table order into
@@ -164,10 +164,13 @@ def paged_attention(
 
 
 def _gather(pool: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """Blocks `table` of pool [n_blocks, H_kv, B, ...] -> [H_kv, len(table) * B, ...]."""
+    """Blocks `table` of pool [n_blocks, H_kv, B, ...] -> float64 [H_kv, len(table) * B, ...]
+    (int32 integers are widened exactly on the way)."""
     blocks = pool[table]  # a copy: [nb, H_kv, B, ...]
     nb, h_kv, size = blocks.shape[:3]
-    return blocks.swapaxes(0, 1).reshape(h_kv, nb * size, *blocks.shape[3:])
+    out = np.empty((h_kv, nb, size, *blocks.shape[3:]), dtype=F64)
+    out[...] = blocks.swapaxes(0, 1)
+    return out.reshape(h_kv, nb * size, *blocks.shape[3:])
 
 
 def _tile(q_int, q_scale, pos, kv, window, cap) -> np.ndarray:
@@ -185,7 +188,7 @@ def _tile(q_int, q_scale, pos, kv, window, cap) -> np.ndarray:
     # Rows of the [H_kv, group * t] layout: query head kv * group + g, query index r.
     qi = q_int.transpose(1, 0, 2).reshape(h_kv, group * t, d)
     qs = q_scale.T.reshape(h_kv, group * t)
-    ki = _pad_keys(k_int[:, k0:k1], width)  # [H_kv, width, D]
+    ki = _pad_keys(k_int[:, k0:k1], width).astype(F64, copy=False)  # [H_kv, width, D], exact
     ks = _pad_keys(k_scale[:, k0:k1, None], width)[..., 0]
     exact = np.matmul(qi, ki.transpose(0, 2, 1)) + F64(0.0)  # exact integers, zero is +0
     s = ((exact * qs[:, :, None]) * ks[:, None, :]).astype(F32)  # exact scaling, one rounding
@@ -211,7 +214,8 @@ def _tile(q_int, q_scale, pos, kv, window, cap) -> np.ndarray:
 
     vs = _pad_keys(v_scale[:, k0:k1, None], width)[..., 0].reshape(h_kv, 1, n_chunks, KV_CHUNK)
     pbf = block_float_f64(p.astype(F64) * vs)  # P' exact, then block float per chunk
-    vi = _pad_keys(v_int[:, k0:k1], width).reshape(h_kv, n_chunks, KV_CHUNK, dv)
+    vi = _pad_keys(v_int[:, k0:k1], width).astype(F64, copy=False)  # exact: |i| <= 2^21
+    vi = vi.reshape(h_kv, n_chunks, KV_CHUNK, dv)
     pi = pbf.integers.transpose(0, 2, 1, 3)  # [H_kv, C, group * t, 64]
     pv_exact = np.matmul(pi, vi) + F64(0.0)  # [H_kv, C, group * t, Dv], exact
     pv = (pv_exact * pbf.scale.transpose(0, 2, 1)[..., None]).astype(F32)

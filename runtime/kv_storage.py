@@ -5,8 +5,10 @@ Both backends lay every layer out as blocks of positions (runtime.model.cache):
     k_int [n_blocks, H_kv, block_size, D]    v_int [n_blocks, H_kv, block_size, Dv]
     k_*   [n_blocks, H_kv, block_size]       v_*   [n_blocks, H_kv, block_size]
 
-as the block floats of contract 3.2. The reference keeps integers and scales in float64
-NumPy arrays (`reference.attention.paged_attention`); the Triton backend keeps int32
+as the block floats of contract 3.2. The reference keeps the integers (|i| <= 2^21) as int32
+and the power-of-two scales as float64 NumPy arrays; attention widens the integers to
+float64 when it multiplies them (`reference.attention.paged_attention`), exactly, so the
+cache costs half the memory of float64 integers. The Triton backend keeps int32
 integers and int32 exponents in torch tensors on its device (`kernels.attention`), so the
 cache never crosses between host and device. A slot never written holds zeros; a released
 one keeps finite stale values, which attention never reads as visible (contract 7.1).
@@ -89,15 +91,16 @@ class _BlockStorage:
 
 
 class ReferenceKVStorage(_BlockStorage):
-    """float64 integers and float64 power-of-two scales (reference.quantize.BlockFloat)."""
+    """int32 integers and float64 power-of-two scales (reference.quantize.BlockFloat's
+    float64 integers are stored exactly: |i| <= 2^21)."""
 
     def _new(self, n_blocks: int) -> list[np.ndarray]:
         s = self.shape
         h, b = s.n_kv_heads, s.block_size
         return [
-            np.zeros((n_blocks, h, b, s.head_dim)),
+            np.zeros((n_blocks, h, b, s.head_dim), dtype=np.int32),
             np.ones((n_blocks, h, b)),
-            np.zeros((n_blocks, h, b, s.head_dim_v)),
+            np.zeros((n_blocks, h, b, s.head_dim_v), dtype=np.int32),
             np.ones((n_blocks, h, b)),
         ]
 

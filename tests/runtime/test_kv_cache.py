@@ -72,8 +72,8 @@ def test_positions_map_through_the_block_table():
     assert list(a.slots(0, 6)) == [0, 1, 2, 3, 12, 13]
     assert list(keys(a)) == [1, 1, 1, 3, 3, 3] and list(keys(b)) == [2] * 6
     assert a.nbytes == 2 * p.storage.bytes_per_block
-    # per block: 2 layers x (k 2*4*4 + k scale 2*4 + v 2*4*3 + v scale 2*4) float64
-    assert p.storage.bytes_per_block == 2 * 8 * (32 + 8 + 24 + 8)
+    # per block: 2 layers x (k 2*4*4 + v 2*4*3 int32 integers; k and v scales 2*4 float64)
+    assert p.storage.bytes_per_block == 2 * (4 * (32 + 24) + 8 * (8 + 8))
 
 
 def test_pool_growth_keeps_what_was_written():
