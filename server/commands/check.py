@@ -76,9 +76,9 @@ def run(args: argparse.Namespace) -> int:
     pair = _backend_pair(path, model, args.quick, say)
     say(
         f"{6 + (numpy_model is not None)} checks; "
-        + ("about 1 minute on 2 CPU cores" if args.quick else "about 2 minutes on 2 CPU cores "
-           "for the demo model, most of it the backends row under the Triton interpreter "
-           "(longer for larger models); --quick takes about 1")
+        + ("about 20 seconds on 2 CPU cores" if args.quick else "about 2 minutes on 2 CPU "
+           "cores for the demo model, most of it the backends row under the Triton "
+           "interpreter (longer for larger models); --quick takes about 20 seconds")
     )  # fmt: skip
     results = []
     from exactserve.runtime.conformance import run_checks
