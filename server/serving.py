@@ -20,7 +20,7 @@ import uvicorn
 
 from exactserve.runtime.backend import backend_name
 from exactserve.runtime.model import load_model
-from exactserve.runtime.model.threads import available_cpus
+from exactserve.runtime.model.threads import default_threads
 from exactserve.runtime.speculative import SpeculativeConfig
 from exactserve.server.app import ServerState
 from exactserve.server.engine import Engine
@@ -66,7 +66,7 @@ def load_into(
     """Load the model and start its engine; sets `state.served` and `state.engine` last,
     so /health turns 200 only when everything is ready."""
     backend = settings.backend or default_backend()
-    threads = settings.threads or available_cpus()
+    threads = settings.threads or default_threads()
     model = load_model(
         settings.path,
         progress=progress,

@@ -57,6 +57,14 @@ def available_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+DEFAULT_MAX_THREADS = 8  # beyond this, handing rows and panels out costs more than it saves
+
+
+def default_threads() -> int:
+    """The tile threads a command uses unless told: the CPUs available, at most 8."""
+    return min(available_cpus(), DEFAULT_MAX_THREADS)
+
+
 class TilePool(ThreadPoolExecutor):
     """The tile workers; `threads` says how many, so callers can share work out evenly."""
 

@@ -11,8 +11,8 @@ def add_threads_argument(parser: argparse.ArgumentParser) -> None:
         "--threads",
         type=_at_least_one,
         default=None,
-        help="CPU threads of the reference backend (default: the CPUs this process may use); "
-        "the bits do not depend on it",
+        help="CPU threads of the reference backend (default: the CPUs this process may use, at "
+        "most 8); the bits do not depend on it",
     )
 
 

@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     from exactserve.runtime.config import from_gguf, validate_tensors
     from exactserve.runtime.gguf_file import open_gguf
     from exactserve.runtime.model import load_model
-    from exactserve.runtime.model.threads import available_cpus
+    from exactserve.runtime.model.threads import default_threads
     from exactserve.runtime.tokenizer import Tokenizer
 
     sampling = sampling_from_args(args)
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
         validate_tensors(gguf)
         tokenizer = Tokenizer.from_gguf(gguf)
         prompt = _encode_prompt(args, gguf, tokenizer)
-    threads = args.threads or available_cpus()
+    threads = args.threads or default_threads()
     model = load_model(
         path,
         progress=lambda message: _progress(name, message, started),
