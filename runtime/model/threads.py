@@ -57,7 +57,9 @@ def available_cpus() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-DEFAULT_MAX_THREADS = 8  # beyond this, handing rows and panels out costs more than it saves
+# A judgment, not a measurement (only 2-core machines were available): past some count, more
+# and smaller shares cost more in pool hand-offs than they save.
+DEFAULT_MAX_THREADS = 8
 
 
 def default_threads() -> int:
