@@ -24,6 +24,9 @@ TEST3_SHA256 = "f289b349954119419baf25deaf9547124da1a536cb4bcb053982cb409170dada
 # evaluation): collected without running the rules while they were generalised, frozen
 # before its one evaluation.
 TEST4_SHA256 = "6303432da2c1c2d1bcd9ade5c943599bd137ab54ac400142ad5fa0f2275d92d9"
+# The held-out split of session 4's third round (test4 became tuning data after its one
+# evaluation); frozen before its one evaluation.
+TEST5_SHA256 = "51e0b00ffd58116a3fe6e1dd54afff7df2a223167e8dca2e1623f2befc3908ba"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
@@ -38,6 +41,7 @@ def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test2.jsonl").read_bytes()).hexdigest() == TEST2_SHA256
     assert hashlib.sha256((CORPUS / "test3.jsonl").read_bytes()).hexdigest() == TEST3_SHA256
     assert hashlib.sha256((CORPUS / "test4.jsonl").read_bytes()).hexdigest() == TEST4_SHA256
+    assert hashlib.sha256((CORPUS / "test5.jsonl").read_bytes()).hexdigest() == TEST5_SHA256
 
 
 def test_records_carry_label_provenance_and_split():
@@ -101,6 +105,33 @@ def test_records_carry_label_provenance_and_split():
     assert len({r["id"] for r in test4} | {r["id"] for r in everything_else}) == len(test4) + len(
         everything_else
     )
+    # More dev data of session 4, third round (`dx3-` ids, split "dev"): successes that mention errors and
+    # agents' own failures, from projects on no other split (nor test5's), repeating no text.
+    dev_extra3 = _raw("dev_extra3")
+    for r in dev_extra3:
+        assert r["id"].startswith("dx3-") and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == "dev", r["id"]
+        assert r["source"] and r["group"] and r["client"], r["id"]
+        assert isinstance(r["is_error"], bool), r["id"]
+    all_before = everything_else + test4
+    assert not {r["group"] for r in dev_extra3} & {r["group"] for r in all_before}
+    extra3 = [r["text"].strip() for r in dev_extra3]
+    assert len(extra3) == len(set(extra3))
+    assert not set(extra3) & {r["text"].strip() for r in all_before}
+    assert len({r["id"] for r in dev_extra3} | {r["id"] for r in all_before}) == len(
+        dev_extra3
+    ) + len(all_before)
+    # test5 shares no group, no text and no id with any other split.
+    test5 = _raw("test5")
+    for r in test5:
+        assert r["id"].startswith("t5-") and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == "test5", r["id"]
+        assert r["source"] and r["group"] and r["client"], r["id"]
+    assert {r["label"] for r in test5} == set(LABELS)
+    others = all_before + dev_extra3
+    assert not {r["group"] for r in test5} & {r["group"] for r in others}
+    assert not {r["text"] for r in test5} & {r["text"] for r in others}
+    assert not {r["id"] for r in test5} & {r["id"] for r in others}
 
 
 def test_wide_rules_meet_the_targets_on_the_held_out_split():

@@ -37,6 +37,7 @@ FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "Not a git repository",
             "不是 git 仓库",
             "unknown revision or path not in the working tree",
+            "ignored by one of your .gitignore files",
         ),
     ),
     ("[ERROR]", ("cannot find symbol", "COMPILATION ERROR", "Compilation failure")),

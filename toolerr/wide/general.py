@@ -28,7 +28,7 @@ import re
 
 # A line that begins a failure report, in the first lines or the last ones (rules.py).
 _PREFIX = (
-    r"(?:[✗✕✘×❌] ?|错误[:：] ?|E: |E {3,8}(?=[A-Z])|\{ \[?|\[|<|Caused by: "
+    r"(?:[✗✕✘×❌✖] ?|错误[:：] ?|E: |E {3,8}(?=[A-Z])|\{ \[?|\[|<|Caused by: "
     r"|[\w.+-]{1,30}: (?=(?:fatal )?(?:error|Error|ERROR|fatal)[:\[ ])"
     r"|(?:[A-Za-z][a-z]{1,15} ){1,3}(?=(?:error|Error|exception|Exception)(?::| occurred)))?"
 )
@@ -81,7 +81,7 @@ ERRNO_BODY = (
 
 # A failure sentence that opens or closes the text (its first or last lines).
 EDGE_SENTENCE = re.compile(
-    r"(?:[✗✕✘×❌] ?)?(?:[\w.+-]{1,30}: )?"
+    r"(?:[✗✕✘×❌✖] ?)?(?:[\w.+-]{1,30}: )?"
     r"(?:[Ff]ailed to |[Cc]ould not |[Cc]ouldn't |[Uu]nable to |[Cc]annot |[Cc]an't "
     r"|[A-Z][\w-]{0,30}(?: [\w-]{1,30}){0,3} failed(?:: | at [^\n]{0,120}? due to))"
 )

@@ -22,10 +22,14 @@ def _rank(char: str) -> int:
 class Lexicon:
     """An ordered word list, grouped by each word's marker or rarest character."""
 
-    __slots__ = ("size", "_groups")
+    __slots__ = ("size", "words", "_groups", "_position")
 
     def __init__(self, words: tuple[str, ...], markers: tuple[str, ...] = ()) -> None:
         self.size = len(words)
+        self.words = words
+        self._position: dict[str, int] = {}  # each word's first position
+        for index, word in enumerate(words):
+            self._position.setdefault(word, index)
         groups: dict[str, list[tuple[int, str, str, str]]] = {}
         for index, word in enumerate(words):
             rare = sorted(set(word), key=lambda char: (_rank(char), char))
@@ -33,22 +37,32 @@ class Lexicon:
             third = rare[2] if len(rare) > 2 else second
             key = next((marker for marker in markers if marker in word), rare[0])
             groups.setdefault(key, []).append((index, word, second, third))
-        self._groups = tuple((char, tuple(members)) for char, members in groups.items())
+        # (marker or character, the group's first list position, its words)
+        self._groups = tuple(
+            (char, members[0][0], tuple(members)) for char, members in groups.items()
+        )
 
     def present(self, text: str) -> list[str]:
         """Every word of the list that occurs in `text`, in list order."""
+        return [self.words[index] for index in self.present_at(text)]
+
+    def present_at(self, text: str) -> list[int]:
+        """The list positions of every word that occurs in `text`, in list order."""
         found = []
-        for char, members in self._groups:
+        for char, _, members in self._groups:
             if char in text:
-                found.extend(m for m in members if m[2] in text and m[3] in text and m[1] in text)
-        found.sort()
-        return [m[1] for m in found]
+                for index, word, second, third in members:
+                    if second in text and third in text and word in text:
+                        found.append(index)
+        if len(found) > 1:
+            found.sort()
+        return found
 
     def first(self, text: str) -> str | None:
         """The first word of the list that occurs in `text`, or None."""
         best, best_index = None, self.size
-        for char, members in self._groups:
-            if members[0][0] < best_index and char in text:
+        for char, low, members in self._groups:
+            if low < best_index and char in text:
                 for index, word, second, third in members:
                     if index >= best_index:
                         break
@@ -56,3 +70,8 @@ class Lexicon:
                         best, best_index = word, index
                         break
         return best
+
+    def first_at(self, text: str) -> int:
+        """The list position of the first word that occurs in `text`, or the list's size."""
+        word = self.first(text)
+        return self.size if word is None else self._position[word]

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.families import FIXABLE_FAMILIES as FAMILY_WORDS
@@ -51,17 +52,17 @@ PHRASE_SPAN = PHRASE_HEAD + PHRASE_TAIL
 
 # The word lists of words.py and general.py, in the order they are consulted.
 WORDS = {
-    "phrases": w.FAILURE_PHRASES + g.FAILURE_PHRASES,
-    "denial": w.DENIAL,
-    "quota": w.QUOTA + g.QUOTA,
+    "phrases": w.FAILURE_PHRASES + g.FAILURE_PHRASES + a.FAILURE_PHRASES,
+    "denial": w.DENIAL + a.DENIAL,
+    "quota": w.QUOTA + g.QUOTA + a.QUOTA,
     "retry": w.RETRY_AFTER,
     "rate": w.RATE_LIMIT + g.RATE_LIMIT,
     "timeout": w.OWN_TIMEOUT,
-    "conditions": w.CONDITIONS + g.CONDITIONS,
-    "unsure": w.UNSURE_NETWORK + g.UNSURE_NETWORK,
+    "conditions": w.CONDITIONS + g.CONDITIONS + a.CONDITIONS,
+    "unsure": w.UNSURE_NETWORK + g.UNSURE_NETWORK + a.UNSURE,
     "permission": w.PERMISSION,
-    "unrecoverable": w.UNRECOVERABLE_WORDS + g.UNRECOVERABLE_WORDS,
-    "fixable": w.FIXABLE_WORDS + g.FIXABLE_WORDS,
+    "unrecoverable": w.UNRECOVERABLE_WORDS + g.UNRECOVERABLE_WORDS + a.UNRECOVERABLE_WORDS,
+    "fixable": w.FIXABLE_WORDS + g.FIXABLE_WORDS + a.FIXABLE_WORDS,
 }
 # ... grouped for lookup (toolerr.wide.probes).
 FAILURE_PHRASES = Lexicon(WORDS["phrases"], w.MARKERS)
@@ -76,13 +77,45 @@ UNSURE_NETWORK = Lexicon(WORDS["unsure"], w.MARKERS)
 PERMISSION = Lexicon(WORDS["permission"], w.MARKERS)
 UNRECOVERABLE_WORDS = Lexicon(WORDS["unrecoverable"], w.MARKERS)
 FIXABLE_WORDS = Lexicon(WORDS["fixable"], w.MARKERS)
+# Tiers 1-4 as one list: its first present word is the first tier's evidence, and the
+# lookup passes over the later tiers' words once an earlier word is found (one pass over
+# the text's characters instead of four). FIRST_TIER names each word's (earliest) tier.
+FIRST_TIERS = Lexicon(
+    tuple(word for tier in ("denial", "quota", "rate", "timeout") for word in WORDS[tier]),
+    w.MARKERS,
+)
+FIRST_TIER: dict[str | None, str] = {}
+for _tier in ("denial", "quota", "rate", "timeout"):
+    for _word in WORDS[_tier]:
+        FIRST_TIER.setdefault(_word, _tier)
+# Tier 6 as one list, each word with its kind ("unsure" and "permission" for the words of
+# UNSURE_NETWORK and PERMISSION): one pass instead of three.
+SIXTH_KIND = (
+    *(kind for _, kind in WORDS["conditions"]),
+    *("unsure" for _ in WORDS["unsure"]),
+    *("permission" for _ in WORDS["permission"]),
+)
+SIXTH_TIER = Lexicon(
+    (*CONDITIONS.words, *WORDS["unsure"], *WORDS["permission"]),
+    w.MARKERS,
+)
 # Every report line, words.py's and general.py's, matched at the start of each line (one
 # match per line is cheaper than a MULTILINE search trying `^` at every character).
 REPORT_LINE = re.compile(
-    rf"(?:{w.BUILDKIT_STEP})?(?:{w.FAILURE_BODY}|{g.PREFIXED_BODY}|{g.ERRNO_BODY})"
+    rf"(?:{w.BUILDKIT_STEP})?(?:{w.FAILURE_BODY}|{g.PREFIXED_BODY}|{g.ERRNO_BODY}|{a.REPORT_BODY})"
 )
+EDGE_SENTENCE = re.compile(rf"{g.EDGE_SENTENCE.pattern}|{a.EDGE_BODY}")
+BENIGN_REPORTS = g.BENIGN_REPORTS + a.BENIGN_REPORTS
+# Every pattern that names an HTTP status (its one group), in any order.
+STATUS_PATTERNS = (*w.HTTP_STATUS, *w.STATUS_CONTEXT, g.STATUS_MORE, re.compile(a.STATUS_HTTP))
 FIXABLE_FAMILIES = tuple(
     (mark, Lexicon(words, w.MARKERS)) for mark, words in (*FAMILY_WORDS, *g.FIXABLE_FAMILIES)
+)
+# The fixable words followed by the families' markers: its first present entry is the first
+# fixable word or, when there is none, the first family marker that occurs (the families
+# before it need no look; the markers are found through their rare characters too).
+FIXABLE_THEN_MARKERS = Lexicon(
+    (*WORDS["fixable"], *(mark for mark, _ in FIXABLE_FAMILIES)), w.MARKERS
 )
 
 
@@ -125,34 +158,36 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
     if shape.html_status is not None:
         return "wide-http", f"HTTP page {shape.html_status}"
     head = text.lstrip()[:2000]
-    first_line = head.split("\n", 1)[0]
+    first_lines = head.split("\n", w.FAILURE_LINES)[: w.FAILURE_LINES]
     if head.startswith("# ") and w.GO_BUILD_HEADER.match(head):  # `go build`'s package line
-        return "wide-line", f"line {_quote(head.split(chr(10), 2)[1])}"
-    if w.DOCUMENT_START.match(first_line):
+        return "wide-line", f"line {_quote(first_lines[1])}"
+    if w.DOCUMENT_START.match(first_lines[0]):
         # a comment line echoed by make or a shell opens like a document: make's own
         # failure on the last line still decides
         last = text.rstrip()[-300:].rsplit("\n", 1)[-1]
         if last.startswith("make") and g.TERMINAL_LINE.match(last):
             return "wide-diagnostic", f"diagnostic {_quote(last)}"
         return None, ""
-    first_lines = head.split("\n", w.FAILURE_LINES)[: w.FAILURE_LINES]
     found = _line_match((REPORT_LINE,), first_lines)
+    if found:
+        return "wide-line", f"line {_quote(found.group(0))}"
     lines = "\n".join(first_lines)
-    if found is None and any(mark in lines for mark in w.COMPILER_MARKS):
+    if any(mark in lines for mark in w.COMPILER_MARKS):
         found = w.COMPILER_LINE.search(lines)
     for marks, pattern in g.MARKED_LINES:
         if found is None and any(mark in lines for mark in marks):
             found = pattern.search(lines)
     if found:
         return "wide-line", f"line {_quote(found.group(0))}"
-    found = _line_match((g.EDGE_SENTENCE,), first_lines[:2])
+    found = _line_match((EDGE_SENTENCE,), first_lines[:2])
     if found:
         return "wide-sentence", f"first lines {_quote(found.group(0))}"
     tail = text[-TAIL_CHARS:]
     last_lines = tail.rstrip().rsplit("\n", g.EDGE_LINES)[-g.EDGE_LINES :]
     found = _final_diagnostic(text)
     if found is None:  # the failure a long output ends with
-        found = _line_match((g.TERMINAL_LINE, REPORT_LINE, g.EDGE_SENTENCE), last_lines)
+        patterns = (g.TERMINAL_LINE, REPORT_LINE, EDGE_SENTENCE)
+        found = _line_match(patterns, last_lines, tried=set(first_lines))
         found = found and found.group(0)
     if found:
         return "wide-diagnostic", f"diagnostic {_quote(found)}"
@@ -168,24 +203,30 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
 
 def _test_verdict(text: str) -> str | None:
     """A test runner's failed verdict in `text`, unless the same runner's passing verdict
-    follows it (a grep over a log of several runs); the substring checks keep the regex
-    off texts that cannot hold one."""
-    if "fail" not in text and "FAIL" not in text and "ERROR" not in text and "error" not in text:
-        return None
+    follows it (a grep over a log of several runs). (The search skips from newline to
+    newline, cheaper than testing the words every verdict holds first.)"""
     found = w.TEST_FAILED.search(text)
     if found is None:
         return None
-    if w.TEST_PASSED_AFTER in text[found.end() :]:
+    verdict, end = found
+    if w.TEST_PASSED_AFTER in text[end:]:
         return None
-    return found.group(0)
+    return verdict
 
 
-def _line_match(patterns: tuple[re.Pattern, ...], lines: list[str]) -> re.Match | None:
-    """The first match of one of `patterns` at the start of one of `lines`."""
-    for line in lines:
+def _line_match(
+    patterns: tuple[re.Pattern, ...], lines: list[str], tried: set[str] | frozenset = frozenset()
+) -> re.Match | None:
+    """The first match of one of `patterns` at the start of one of `lines`. A line equal to
+    one already tried is skipped (blank lines, repeated progress lines), and REPORT_LINE is
+    not tried again on a line in `tried` (first lines where it found no report: a short
+    text's last lines are among its first)."""
+    for line in dict.fromkeys(lines):  # each distinct line once, in order
         for pattern in patterns:
+            if tried and pattern is REPORT_LINE and line in tried:
+                continue
             found = pattern.match(line)
-            if found and not line.startswith(g.BENIGN_REPORTS):
+            if found and not line.startswith(BENIGN_REPORTS):
                 return found
     return None
 
@@ -221,23 +262,23 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
 
 def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     """(kind, evidence) for a failure whose evidence window is `text`."""
-    word = DENIAL.first(text)
-    if word is not None:
+    word = FIRST_TIERS.first(text)  # DENIAL, QUOTA, RATE_LIMIT, OWN_TIMEOUT in turn
+    tier = FIRST_TIER.get(word)
+    if tier == "denial":
         return "unrecoverable", f"denial {_quote(word)}"
-    word = QUOTA.first(text)
-    if word is not None:
+    if tier == "quota":
         retry = RETRY_AFTER.first(text)
         if retry is not None:
             return "ambiguous", f"quota {_quote(word)} and {_quote(retry)} disagree"
         return "unrecoverable", f"quota {_quote(word)}"
-    word = RATE_LIMIT.first(text)
-    if word is not None:
+    if tier == "rate":
         return "transient", f"rate limit {_quote(word)}"
-    word = OWN_TIMEOUT.first(text)
-    if word is not None:
+    if tier == "timeout":
         return "ambiguous", f"own timeout {_quote(word)}"
     if shape is not None and shape.signal is not None:
         return "ambiguous", f"signal {shape.signal}"
+    if shape is not None and shape.exit_code in a.SIGNAL_EXITS:
+        return "ambiguous", f"exit {shape.exit_code}: killed by a signal"
     statuses = _http_statuses(text, shape)
     if statuses:
         kinds = {_status_kind(s) for s in statuses}
@@ -252,8 +293,12 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     if decided is not None:
         return decided
     bad = UNRECOVERABLE_WORDS.first(text)
-    fix = FIXABLE_WORDS.first(text)
-    for marker, family in FIXABLE_FAMILIES:
+    # the fixable words, then (only when none occurs) the tool families whose marker occurs
+    found = FIXABLE_THEN_MARKERS.first_at(text)
+    fix, families = None, FIXABLE_FAMILIES[found - FIXABLE_WORDS.size :]
+    if found < FIXABLE_WORDS.size:
+        fix, families = FIXABLE_THEN_MARKERS.words[found], ()
+    for marker, family in families:
         if fix is None and marker in text:
             fix = family.first(text)
     if fix is None and _test_verdict(text):
@@ -270,7 +315,10 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
 def _exception_kind(text: str) -> tuple[str, str] | None:
     """The kind of the last exception class named on a report line (or, when none is
     named there, in the middle of a line): the known classes, then the words of the
-    class's own name."""
+    class's own name. (Every class named ends in `Error`, `Exception` or `Timeout`, or
+    follows a `::`: a text with none of them names none, and costs four scans at most.)"""
+    if not ("Error" in text or "Exception" in text or "Timeout" in text or "::" in text):
+        return None
     names = [a or b for a, b in w.EXCEPTION_NAME.findall(text)] or g.classes_mid_line(text)
     if not names:
         return None
@@ -283,17 +331,16 @@ def _exception_kind(text: str) -> tuple[str, str] | None:
 
 def _http_statuses(text: str, shape: Shape | None) -> list[int]:
     scope = text[: w.HTTP_SCOPE]
-    found = [int(m.group(1)) for m in w.HTTP_STATUS.finditer(scope)]
-    for pattern in w.STATUS_CONTEXT:
-        found += [int(m.group(1)) for m in pattern.finditer(scope)]
-    found += [int(m.group(1)) for m in g.STATUS_MORE.finditer(scope)]
+    found = set()
+    if "4" in scope or "5" in scope:  # every status is 4xx or 5xx: most texts hold neither digit
+        found = {int(status) for pattern in STATUS_PATTERNS for status in pattern.findall(scope)}
     if shape is not None and shape.html_status is not None:
-        found.append(shape.html_status)
-    return sorted(set(found))[:4]
+        found.add(shape.html_status)
+    return sorted(found)[:4]
 
 
 def _status_kind(status: int) -> str:
-    if status in (401, 403):
+    if status in (401, 402, 403):  # 402: Payment Required (billing)
         return "unrecoverable"
     if status in (400, 404, 405, 409, 410, 422):
         return "fixable"
@@ -304,10 +351,17 @@ def _status_kind(status: int) -> str:
 
 def _conditions(text: str) -> tuple[str, str] | None:
     kinds: dict[str, str] = {}
-    for word in CONDITIONS.present(text):
-        kinds.setdefault(CONDITION_KIND[word], word)
-    unsure = UNSURE_NETWORK.first(text)
-    if "Permission denied (publickey)" not in text and PERMISSION.first(text) is not None:
+    unsure = None
+    permission = False
+    for index in SIXTH_TIER.present_at(text):  # CONDITIONS, UNSURE_NETWORK, PERMISSION
+        word, kind = SIXTH_TIER.words[index], SIXTH_KIND[index]
+        if kind == "unsure":
+            unsure = unsure or word
+        elif kind == "permission":
+            permission = True
+        else:
+            kinds.setdefault(kind, word)
+    if permission and "Permission denied (publickey)" not in text:
         if w.RELATIVE_EXEC.search(text):
             kinds.setdefault("fixable", "./... Permission denied")
         elif w.SYSTEM_PATH.search(text):

@@ -21,10 +21,11 @@ EDGE_LINES = 4  # lines read at each end for a wrapper's exit code
 # and `Process exited with code N`; Claude Code `Exit code N` / `Error: Exit code N`;
 # Gemini CLI and Qwen Code `Exit Code: N`; OpenCode `Exited with code N`; Roo/Kilo/Cline
 # `Command failed with exit code N` and `Exit code: N`; Docker and shells `returned a
-# non-zero code: N`, `exit status N`, `exit code: N`.
+# non-zero code: N`, `exit status N`, `exit code: N`; Travis `exited with N.`.
 EXIT_LINE = re.compile(
-    r"(?:^|[\s(.<])(?:[Pp]rocess exited with code|[Ee]xited with (?:exit )?code|[Ee]xit [Cc]ode:?|"
-    r"exit status|exited with status|returned a non-zero code:|failed with exit code)"
+    r"(?:^|[\s(.<])(?:[Pp]rocess exited with code|[Ee]xited with (?:exit )?(?:code)?"
+    r"|[Ee]xit [Cc]ode:?|exit status|exited with status|returned a non-zero code:"
+    r"|failed with exit code)"
     r" ?(?:(-?[0-9]{1,4})\b|([A-Z][A-Z_]{2,40})>)"  # Copilot CLI: `<exited with exit code NAME>`
 )
 SIGNAL_LINE = re.compile(r"^Signal: ([0-9]{1,3})\s*$")
@@ -97,6 +98,15 @@ def _json(text: str) -> Any:
 def _wrapper_codes(head: str, tail: str) -> tuple[int | None, int | None]:
     """The first exit code and the last signal on the edge lines of the text."""
     lines = head.split("\n", EDGE_LINES)[:EDGE_LINES] + tail.rsplit("\n", EDGE_LINES)[-EDGE_LINES:]
+    # Every exit code line holds `xit` or `non-zero code:`: one look at the edge lines
+    # together (a character test before each substring scan) rules most texts out.
+    edge = "\n".join([line[:200] for line in lines])
+    if not (
+        ("x" in edge and "xit" in edge)
+        or ("z" in edge and "non-zero code:" in edge)
+        or ("S" in edge and "Signal: " in edge)
+    ):
+        return None, None
     exit_code = signal = None
     for line in lines:
         line = line[:200].strip()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from exactserve.toolerr.wide.scan import LineStart
+
 # --- detection: a text with no wrapper and no JSON is a failure when one of these holds ---
 
 # A Go compiler diagnostic: `path.go:LINE[:COL]: ` and one of the compiler's own messages
@@ -113,14 +115,14 @@ FAILURE_PHRASES = (
 )
 
 # A test runner's final verdict (pytest, unittest, jest, go test, cargo test).
-TEST_FAILED = re.compile(
-    r"^=+ .{0,80}\b[0-9]{1,6} (?:failed|errors?)\b"
-    r"|^ ?(?:FAILED|FAIL:?) {1,2}[\w./:\[\]-]{1,200}|^ERROR: test|^=+ FAILURES =+$"
-    r"|^--- FAIL: |^FAIL(?:\t|$)|^Test Suites: +[0-9]{1,6} failed"
-    r"|^FAILED \((?:failures|errors)=[0-9]{1,6}"
-    r"|^Tests: +[0-9]{1,6} failed"
-    r"|^test result: FAILED",
-    re.MULTILINE,
+# (Each alternative is tried at a line start: scan.LineStart finds them by the newline.)
+TEST_FAILED = LineStart(
+    r"=+ .{0,80}\b[0-9]{1,6} (?:failed|errors?)\b"
+    r"| ?(?:FAILED|FAIL:?) {1,2}[\w./:\[\]-]{1,200}|ERROR: test|=+ FAILURES =+$"
+    r"|--- FAIL: |FAIL(?:\t|$)|Test Suites: +[0-9]{1,6} failed"
+    r"|FAILED \((?:failures|errors)=[0-9]{1,6}"
+    r"|Tests: +[0-9]{1,6} failed|Failures:$|[0-9]{1,6} examples?, [1-9][0-9]{0,5} failures?"
+    r"|test result: FAILED"
 )
 TEST_PASSED_AFTER = "test result: ok."  # cargo's passing verdict after a failed one: a grep
 
@@ -178,14 +180,19 @@ OWN_TIMEOUT = (
 
 # An HTTP status in an unmistakable context: the code followed by its reason phrase or by
 # the connectives of library messages (`403 for url`, `403 - API rate limit`).
-# (The lookbehind follows the first digit, so the search skips to a 4 or 5 before trying
-# it: the same matches as a leading `(?<![0-9A-Za-z.])`, at a third of the cost.)
-HTTP_STATUS = re.compile(
-    r"([45](?<![0-9A-Za-z.][45])[0-9]{2})(?: |:|,|'| \()"
+# (The lookbehind follows the first digit, and the pattern is written once for a leading
+# 4 and once for a 5, so that each search skips by a literal digit (scan.py): the same
+# matches as `(?<![0-9A-Za-z.])([45][0-9]{2})...`, at a sixth of the cost. A match holds
+# no 4 or 5 after its digits, so the two searches' matches are those of the one pattern.)
+HTTP_REASON = (
+    r"(?: |:|,|'| \()"
     r"(?:Client Error|Server Error|Not Found|Forbidden|Unauthorized|Bad Request|Bad Gateway"
     r"|Service Unavailable|Gateway Time-?out|Too Many Requests|Internal Server Error|Gone"
-    r"|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early|Bad credentials"
-    r"|for |- |\{)"
+    r"|Overloaded|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early"
+    r"|Bad credentials|for |- |\{)"
+)
+HTTP_STATUS = tuple(
+    re.compile(rf"({digit}(?<![0-9A-Za-z.]{digit})[0-9]{{2}}){HTTP_REASON}") for digit in "45"
 )
 # A status named by an API client's own words: `status code 429`, `Status Code: 401`,
 # `Error code: 401 - {...}`, `API Error: 529 Overloaded`, `API Error (529 {...})`, `Error: 400
@@ -261,12 +268,11 @@ RELATIVE_EXEC = re.compile(
 
 # The exception class named on a failure line (last dotted component).
 # (Also after pytest's `E   `, Node's `{ [`, a repr's `<`; Ruby's `A::B: ` too.)
-EXCEPTION_NAME = re.compile(
-    r"^(?:Exception in thread \"[^\"\n]{0,80}\" |Uncaught | {0,4}\[|E: |E {3,8}"
+EXCEPTION_NAME = LineStart(
+    r"(?:Exception in thread \"[^\"\n]{0,80}\" |Uncaught | {0,4}\[|E: |E {3,8}"
     r"|\{ \[?|<_?)?(?:(?:[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.|::)){0,6}"
     r"([A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception|Timeout))\b"
-    r"|(?:[A-Z][A-Za-z0-9]{0,40}::){1,4}([A-Z][A-Za-z0-9_]{0,60}): )",
-    re.MULTILINE,
+    r"|(?:[A-Z][A-Za-z0-9]{0,40}::){1,4}([A-Z][A-Za-z0-9_]{0,60}): )"
 )
 EXCEPTION_KIND = {
     "ReadTimeout": "transient",

@@ -1,0 +1,117 @@
+# ruff: noqa: E501
+"""Agents' own tool results (toolerr/wide/agents.py): corpus records of dev_extra3
+(transcripts of coding agents, MCP servers) and test4 (tuned on after its one evaluation;
+test5 is never read), each with the rule and kind the wide rules give, and the successes
+of every tuning split, which must stay undetected. Expected kinds are the corpus labels,
+given by the guide before the rules, except where a note says the rules stay ambiguous."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from exactserve.toolerr.detect import detect
+from exactserve.toolerr.messages import Message
+
+CORPUS = Path(__file__).parent / "corpus"
+SPLITS = ("dev", "dev_extra", "dev_extra2", "dev_extra3", "test2", "test3", "test4")
+RECORDS = {
+    r["id"]: r
+    for split in SPLITS
+    for r in map(json.loads, (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines())
+}
+
+# (corpus id, wide rule, kind)
+CASES = [
+    # Claude Code's own results (error flag set): harness denial, usage, Read limits, git
+    (
+        "dx3-tk-bash-denied",
+        "is_error",
+        "unrecoverable",
+    ),  # Permission to use Bash ... has been denied.
+    ("dx3-tk-rg-include", "is_error", "fixable"),  # rg: unrecognized flag --include
+    (
+        "dx3-tk-read-too-large",
+        "is_error",
+        "fixable",
+    ),  # File content ... exceeds maximum allowed tokens
+    ("dx3-tk-pull-unstaged", "is_error", "fixable"),  # Please commit or stash them.
+    ("dx3-tk-git-add-ignored", "is_error", "fixable"),  # ignored by one of your .gitignore files
+    # a process killed by a signal (exit 128 + N) is ambiguous, like a `Signal: N` line
+    ("dx3-tk-exit-143", "is_error", "ambiguous"),
+    ("dx3-jmri-4163", "wide-exit", "ambiguous"),  # Travis: The command "..." exited with 137.
+    # edit tools of other agents, npm and zsh
+    ("dx3-ai-scientist-154", "wide-phrase", "fixable"),  # aider: did not conform to the edit format
+    ("dx3-pi-4430", "wide-sentence", "fixable"),  # pi: The oldText must match exactly
+    ("t4-zed-39226", "wide-phrase", "fixable"),  # Zed: `old_string` does not appear in the file
+    ("dx3-kc-npm-missing-script", "wide-line", "fixable"),  # npm error Missing script: "lint"
+    ("dx3-kc-eval-no-matches", "wide-line", "fixable"),  # (eval):1: no matches found: contents/*.py
+    ("dx3-cursor-3003", "wide-line", "ambiguous"),  # Error calling tool 'edit_file'.
+    # label unrecoverable; `not found or client not properly initialized` stays ambiguous
+    ("dx3-selfhosted-supabase-mcp-2", "wide-line", "ambiguous"),
+    # kubectl and MCP clients' `Error from ...`, statuses named `HTTP 403` and `402 {...}`
+    ("t4-guard-352", "wide-line", "unrecoverable"),  # Error from server (Forbidden): ...
+    ("t4-obot-3268", "wide-line", "unrecoverable"),  # Error from MCP server: ... (HTTP 401)
+    (
+        "t4-create-gh-release-13",
+        "wide-line",
+        "unrecoverable",
+    ),  # HTTP 403: ... (not `release not found`)
+    ("t4-github-app-555", "wide-line", "unrecoverable"),  # 402 {"error":{... "quota_exceeded"}}
+    ("t4-metabot-192", "wide-line", "transient"),  # API Error: Repeated 529 Overloaded errors
+    # lower-case OS conditions, a glyph before an errno, Gradle, schema validation, rspec, git
+    ("t4-extension-bootc-215", "wide-line", "unrecoverable"),  # ... no space left on device
+    ("t4-micro-agent-64", "wide-line", "fixable"),  # ✖ ENOENT: no such file or directory
+    ("t4-nami-public-18", "wide-line", "fixable"),  # * What went wrong: ... Compilation failed
+    (
+        "t4-openctx-226",
+        "wide-sentence",
+        "fixable",
+    ),  # Invalid input for tool ...: must have required property
+    ("t4-ccexport-a", "wide-tests", "fixable"),  # rspec: Failures:
+    ("t4-jekyll-action-24", "wide-line", "unrecoverable"),  # fatal: could not read Username
+    ("t4-openfang-412", "wide-line", "unrecoverable"),  # Resource quota exceeded
+    ("t4-obyte-gui-wallet-21", "wide-line", "transient"),  # error: RPC failed; result=56
+]
+# Successes the text alone cannot tell from a failure: a log file read back with `cat` or
+# `grep` holds a real failure (the command that read it would tell; the rules never see it).
+KNOWN_FALSE_DETECTIONS = {
+    "dx3-tk-grep-log-exception",
+    "dx3-tk-cat-log-bind",
+    "dx3-tk-grep-log-build-failed",
+}
+
+
+def _verdict(record):
+    message = Message("tool", record["text"], tool_call_id="c", is_error=record["is_error"])
+    return detect((message,), "", "wide")
+
+
+@pytest.mark.parametrize(("record_id", "rule", "kind"), CASES)
+def test_agents_results(record_id, rule, kind):
+    failures = _verdict(RECORDS[record_id])
+    assert failures and (failures[0].rule, failures[0].kind) == (rule, kind), failures
+
+
+def test_no_success_of_a_tuning_split_is_detected():
+    detected = {
+        record_id
+        for record_id, record in RECORDS.items()
+        if record["label"] == "success" and _verdict(record)
+    }
+    assert detected == KNOWN_FALSE_DETECTIONS
+
+
+def test_no_definite_failure_gets_a_wrong_kind():
+    """A definite label is given either its kind or `ambiguous`, except one call that only
+    the source can settle (a tool missing from the session's registry reads as an unknown
+    tool)."""
+    wrong = set()
+    for record_id, record in RECORDS.items():
+        failures = _verdict(record)
+        if record["label"] in ("transient", "fixable", "unrecoverable") and failures:
+            if failures[0].kind not in (record["label"], "ambiguous"):
+                wrong.add(record_id)
+    assert wrong == {"dx3-conductor-39"}

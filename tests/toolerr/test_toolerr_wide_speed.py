@@ -1,0 +1,117 @@
+"""The speed devices of the wide rule set change no answer: the newline-led line-start
+patterns (toolerr/wide/scan.py), the HTTP status pattern split by its first digit, the
+tiers looked up as one list, and the line memo give what the plain forms give, on every
+tuning text of the corpus (test5 is never read) and on pieces of them."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from exactserve.toolerr.wide import rules
+from exactserve.toolerr.wide import words as w
+
+CORPUS = Path(__file__).parent / "corpus"
+SPLITS = ("dev", "dev_extra", "dev_extra2", "dev_extra3", "test2", "test3", "test4")
+TEXTS = [
+    json.loads(line)["text"]
+    for split in SPLITS
+    if (CORPUS / f"{split}.jsonl").exists()
+    for line in (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines()
+]
+
+
+def _pieces(text: str) -> list[str]:
+    """The text, its edges, a middle cut, and case changes (more line starts)."""
+    middle = len(text) // 3
+    return [text, text[:300], text[-300:], text[middle:], text.lower(), text.upper()]
+
+
+PIECES = [piece for text in TEXTS for piece in _pieces(text)]
+# The HTTP status pattern as it was before it was split by its first digit.
+PLAIN_HTTP_STATUS = re.compile(r"([45](?<![0-9A-Za-z.][45])[0-9]{2})" + w.HTTP_REASON)
+
+
+def test_the_corpus_is_read():
+    assert len(TEXTS) > 700
+
+
+def test_line_start_patterns_match_as_multiline_searches():
+    for piece in PIECES:
+        for pattern in (w.TEST_FAILED, w.EXCEPTION_NAME):
+            assert pattern.findall(piece) == pattern.plain.findall(piece)
+            plain = pattern.plain.search(piece)
+            assert pattern.search(piece) == (plain and (plain.group(0), plain.end()))
+
+
+def test_status_patterns_split_by_digit_find_the_same_statuses():
+    for piece in PIECES:
+        split = sorted(s for pattern in w.HTTP_STATUS for s in pattern.findall(piece))
+        assert split == sorted(PLAIN_HTTP_STATUS.findall(piece))
+
+
+def test_tiers_looked_up_together_give_each_tiers_answer():
+    """FIRST_TIERS: the first word of DENIAL, else QUOTA, RATE_LIMIT, OWN_TIMEOUT; the
+    sixth tier's one list: the present words of CONDITIONS, UNSURE_NETWORK, PERMISSION."""
+    tiers = (rules.DENIAL, rules.QUOTA, rules.RATE_LIMIT, rules.OWN_TIMEOUT)
+    names = ("denial", "quota", "rate", "timeout")
+    sixth = (rules.CONDITIONS, rules.UNSURE_NETWORK, rules.PERMISSION)
+    for piece in PIECES:
+        expected = next(
+            (
+                (name, word)
+                for name, tier in zip(names, tiers, strict=True)
+                if (word := tier.first(piece))
+            ),
+            (None, None),
+        )
+        word = rules.FIRST_TIERS.first(piece)
+        assert (rules.FIRST_TIER.get(word), word) == expected
+        together = [rules.SIXTH_TIER.words[i] for i in rules.SIXTH_TIER.present_at(piece)]
+        assert together == [word for lexicon in sixth for word in lexicon.present(piece)]
+
+
+def test_fixable_words_then_family_markers_give_the_plain_loops_answer():
+    """The fixable words and the families' markers in one list: the first fixable word,
+    else the first word of the first family whose marker occurs and has one."""
+    for piece in PIECES:
+        expected = rules.FIXABLE_WORDS.first(piece)
+        for marker, family in rules.FIXABLE_FAMILIES:
+            if expected is None and marker in piece:
+                expected = family.first(piece)
+        found = rules.FIXABLE_THEN_MARKERS.first_at(piece)
+        fix, families = None, rules.FIXABLE_FAMILIES[found - rules.FIXABLE_WORDS.size :]
+        if found < rules.FIXABLE_WORDS.size:
+            fix, families = rules.FIXABLE_THEN_MARKERS.words[found], ()
+        for marker, family in families:
+            if fix is None and marker in piece:
+                fix = family.first(piece)
+        assert fix == expected
+
+
+def test_cheap_gates_hold_for_every_match():
+    """The HTTP tier runs only when a 4 or a 5 occurs, the exception tier only when
+    `Error`, `Exception`, `Timeout` or `::` does: every match holds them."""
+    for piece in PIECES:
+        if "4" not in piece and "5" not in piece:
+            assert not any(pattern.findall(piece) for pattern in rules.STATUS_PATTERNS)
+        if not any(mark in piece for mark in ("Error", "Exception", "Timeout", "::")):
+            assert not w.EXCEPTION_NAME.plain.findall(piece)
+            assert not rules.g.classes_mid_line(piece)
+
+
+def test_line_matches_skip_only_lines_already_tried():
+    patterns = (rules.REPORT_LINE,)
+    for text in TEXTS:
+        lines = text.split("\n")[:40]
+        plain = next((m for line in lines if (m := rules.REPORT_LINE.match(line))), None)
+        plain_found = [
+            m
+            for line in lines
+            if (m := rules.REPORT_LINE.match(line)) and not line.startswith(rules.g.BENIGN_REPORTS)
+        ]
+        found = rules._line_match(patterns, lines)
+        assert (found and found.group(0)) == (plain_found[0].group(0) if plain_found else None)
+        if plain is None:
+            assert rules._line_match(patterns, lines, tried=set(lines)) is None
