@@ -27,6 +27,9 @@ TEST4_SHA256 = "6303432da2c1c2d1bcd9ade5c943599bd137ab54ac400142ad5fa0f2275d92d9
 # The held-out split of session 4's third round (test4 became tuning data after its one
 # evaluation); frozen before its one evaluation.
 TEST5_SHA256 = "51e0b00ffd58116a3fe6e1dd54afff7df2a223167e8dca2e1623f2befc3908ba"
+# The held-out split of the fourth round (test5 became tuning data after its one
+# evaluation); frozen before its one evaluation.
+TEST6_SHA256 = "15af70385493174fda745fedb1827d5149155a11ac0b1c9efe4aa21092b9f052"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
@@ -42,6 +45,7 @@ def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test3.jsonl").read_bytes()).hexdigest() == TEST3_SHA256
     assert hashlib.sha256((CORPUS / "test4.jsonl").read_bytes()).hexdigest() == TEST4_SHA256
     assert hashlib.sha256((CORPUS / "test5.jsonl").read_bytes()).hexdigest() == TEST5_SHA256
+    assert hashlib.sha256((CORPUS / "test6.jsonl").read_bytes()).hexdigest() == TEST6_SHA256
 
 
 def test_records_carry_label_provenance_and_split():
@@ -132,6 +136,30 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["group"] for r in test5} & {r["group"] for r in others}
     assert not {r["text"] for r in test5} & {r["text"] for r in others}
     assert not {r["id"] for r in test5} & {r["id"] for r in others}
+    # More dev data of session 4, fourth round (`dx4-` ids, split "dev"), from projects on no other split.
+    dev_extra4 = _raw("dev_extra4")
+    for r in dev_extra4:
+        assert r["id"].startswith("dx4-") and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == "dev", r["id"]
+        assert r["source"] and r["group"] and r["client"], r["id"]
+        assert isinstance(r["is_error"], bool), r["id"]
+    before4 = others + test5
+    assert not {r["group"] for r in dev_extra4} & {r["group"] for r in before4}
+    extra4 = [r["text"].strip() for r in dev_extra4]
+    assert len(extra4) == len(set(extra4))
+    assert not set(extra4) & {r["text"].strip() for r in before4}
+    assert not {r["id"] for r in dev_extra4} & {r["id"] for r in before4}
+    # test6 shares no group, no text and no id with any other split.
+    test6 = _raw("test6")
+    for r in test6:
+        assert r["id"].startswith("t6-") and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == "test6", r["id"]
+        assert r["source"] and r["group"] and r["client"], r["id"]
+    assert {r["label"] for r in test6} == set(LABELS)
+    everything = before4 + dev_extra4
+    assert not {r["group"] for r in test6} & {r["group"] for r in everything}
+    assert not {r["text"] for r in test6} & {r["text"] for r in everything}
+    assert not {r["id"] for r in test6} & {r["id"] for r in everything}
 
 
 def test_wide_rules_meet_the_targets_on_the_held_out_split():

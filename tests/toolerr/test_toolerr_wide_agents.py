@@ -16,7 +16,17 @@ from exactserve.toolerr.detect import detect
 from exactserve.toolerr.messages import Message
 
 CORPUS = Path(__file__).parent / "corpus"
-SPLITS = ("dev", "dev_extra", "dev_extra2", "dev_extra3", "test2", "test3", "test4")
+SPLITS = (
+    "dev",
+    "dev_extra",
+    "dev_extra2",
+    "dev_extra3",
+    "dev_extra4",
+    "test2",
+    "test3",
+    "test4",
+    "test5",
+)
 RECORDS = {
     r["id"]: r
     for split in SPLITS

@@ -21,9 +21,27 @@ BENIGN_REPORTS = ("debconf: unable to initialize frontend",)
 REPORT_BODY = (
     r"Error from |Error calling tool|\* What went wrong:|[45][0-9]{2} \{\""
     r"|[✗✕✘×❌✖] ?E[A-Z]{2,15}: "
+    # a shell's own `command not found` (`zsh: command not found: timeout`, `bash: node: ...`),
+    # ssh's key refusal, Go's HTTP client (`Get https://...: net/http: TLS handshake timeout`),
+    # a tool's message in a tag (`<web_fetch_system_message>Error fetching webpage: ...`)
+    r"|(?:/bin/)?(?:ba|z|da|k)?sh: (?:line [0-9]{1,6}: )?[^\n]{0,100}?command not found"
+    r"|Permission denied \(publickey| {0,4}Uncaught Error: "
+    r"|(?:Get|Post|Put|Patch|Delete|Head) \"?https?://[^\s\"]{1,300}\"?: "
+    r"|<[a-z_]{1,40}>(?:Error|ERROR) [a-z]{2,15}ing\b[^:\n]{0,80}:"
 )
+# A log file's record (`[ERROR] 2023-09-14 08:23:01 ...`): a line of a document read whole,
+# not a report of this call (rules._line_match skips it).
+LOG_RECORD = r"\[(?:ERROR|FATAL|WARN|WARNING)\] {1,2}[0-9]{4}-[0-9]{2}-[0-9]{2}"
+# A clock time before a report line (CI logs: `00:00:56.229 npm ERR! ...`).
+CLOCK_PREFIX = r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,6})? "
 # A failure sentence at the start: `Invalid input for tool pack_codebase: ...`.
-EDGE_BODY = r"[Ii]nvalid (?:input|arguments?|parameters?) for "
+EDGE_BODY = (
+    r"[Ii]nvalid (?:input|arguments?|parameters?) for "
+    # a usage error (`unknown option '-n'`, `Unknown option: show-module`)
+    r"|(?:[Uu]nknown|[Uu]nrecognized) (?:option|argument|flag)s?\b"
+    # an HTTP error page's text alone (`Service Unavailable`)
+    r"|(?:Service (?:Temporarily )?Unavailable|Bad Gateway|Gateway Time-?out)$"
+)
 
 # An HTTP status named by `HTTP 403:`, `(HTTP 401)`, `HTTP/1.1 502` (the pattern opens with
 # a literal; its one group is the status).
@@ -47,9 +65,25 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     # git over HTTP when the connection broke (curl's error 56, a receive failure)
     ("RPC failed; result=56", "transient"),
     ("RPC failed; curl 56", "transient"),
+    # git over HTTP: the transfer broke off (curl 18: partial file; 92: HTTP/2 stream reset)
+    ("RPC failed; curl 18", "transient"),
+    ("RPC failed; curl 92", "transient"),
+    ("unexpected disconnect while reading sideband packet", "transient"),
+    ("Bad Gateway", "transient"),
+)
+# A full or read-only disk explains the missing files and directories that follow it.
+DISK_WORDS = (
+    *("No space left on device", "ENOSPC", "Errno 28", "Read-only file system", "EROFS"),
+    *("no space left on device", "read-only file system"),
 )
 UNSURE = ("not properly initialized",)
-UNRECOVERABLE_WORDS = ("could not read Username", "could not read Password")  # git, no credentials
+UNRECOVERABLE_WORDS = (
+    *("could not read Username", "could not read Password"),  # git, no credentials
+    *("not have permission", "Insufficient Permission"),  # gcloud
+    *("Unable to authenticate", "code E401"),  # npm registries
+    *("token is not valid", "token seems to be invalid"),
+    "Resource not accessible by integration",  # GitHub's token lacks the scope
+)
 FIXABLE_WORDS = (
     # command-line usage
     *("unrecognized flag", "unknown flag", "flag provided but not defined"),
@@ -59,4 +93,7 @@ FIXABLE_WORDS = (
     "exceeds maximum allowed tokens",  # Claude Code's Read without offset/limit
     "Please commit or stash them",  # git pull/rebase/merge over local changes
     "must have required property",  # ajv schema validation
+    "nknown option",  # command-line usage
+    "Type error: ",  # Next.js's type check
+    *("undefined reference to", "no input files"),  # linkers and compilers
 )

@@ -38,6 +38,7 @@ FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "不是 git 仓库",
             "unknown revision or path not in the working tree",
             "ignored by one of your .gitignore files",
+            "repository rule violations",  # GitHub's push protection
         ),
     ),
     ("[ERROR]", ("cannot find symbol", "COMPILATION ERROR", "Compilation failure")),

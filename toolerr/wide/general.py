@@ -39,7 +39,7 @@ PREFIXED_BODY = (
     r"(?:Error|Exception)(?::|$| \(|\(| of )"
     r"|(?:[Ee]rror|ERROR) [a-z]{2,15}ing\b[^:\n]{0,80}:)"
     r"|(?:E: )?(?:[A-Z][A-Za-z0-9]{0,40}::){1,4}[A-Z][A-Za-z0-9_]{0,60}: "
-    r"|error (?=[A-Z])|rpc error: code = | ?ERR_[A-Z][A-Z0-9_]{1,40}\b"
+    r"|error (?=[A-Z])|rpc error: code = |[ \u2009]?ERR_[A-Z][A-Z0-9_]{1,40}\b"
     r"|(?:GET|POST|PUT|PATCH|DELETE|HEAD) https?://[^\s]{1,300}: [45][0-9]{2} "
     r"|\{'(?:error|detail)': |\{'type': '[a-z_]{1,40}_error'"
     r"| {1,2}[x×] No solution found"
@@ -81,7 +81,7 @@ ERRNO_BODY = (
 
 # A failure sentence that opens or closes the text (its first or last lines).
 EDGE_SENTENCE = re.compile(
-    r"(?:[✗✕✘×❌✖] ?)?(?:[\w.+-]{1,30}: )?"
+    r"(?:[✗✕✘×❌✖] ?)?(?:(?![Ww]arning: |WARNING: )[\w.+-]{1,30}: )?"
     r"(?:[Ff]ailed to |[Cc]ould not |[Cc]ouldn't |[Uu]nable to |[Cc]annot |[Cc]an't "
     r"|[A-Z][\w-]{0,30}(?: [\w-]{1,30}){0,3} failed(?:: | at [^\n]{0,120}? due to))"
 )
@@ -94,7 +94,7 @@ TERMINAL_LINE = re.compile(
     r"|The system cannot find the (?:path|file) specified\."
     r"|The filename, directory name, or volume label syntax is incorrect\."
     r"|'[^'\n]{1,100}' is not recognized as an internal or external command"
-    r"|Internal Server Error$"
+    r"|Internal Server Error$|[^\n]{1,300}\(HTTP [45][0-9]{2}\)$"
     r"|(?:[\w ]{1,30} )?(?:execution )?aborted\.?$"
     r"|(?:Segmentation fault|Bus error|Illegal instruction|Aborted|Killed"
     r"|Floating point exception)(?: \(core dumped\))?$)"
@@ -148,7 +148,7 @@ UNRECOVERABLE_WORDS = (
 FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ackage", ("installable set of packages", "no matching package found")),
     ("olv", ("version solving failed", "No solution found when resolving dependencies")),
-    ("make", ("No rule to make target",)),
+    ("make", ("No rule to make target", "no makefile found")),
 )
 QUOTA = ("QUOTA_EXCEEDED", "Quota '")  # GCP: `Quota 'CPUS' exceeded. Limit: 8.0`
 FAILURE_PHRASES = (

@@ -102,10 +102,11 @@ SIXTH_TIER = Lexicon(
 # Every report line, words.py's and general.py's, matched at the start of each line (one
 # match per line is cheaper than a MULTILINE search trying `^` at every character).
 REPORT_LINE = re.compile(
-    rf"(?:{w.BUILDKIT_STEP})?(?:{w.FAILURE_BODY}|{g.PREFIXED_BODY}|{g.ERRNO_BODY}|{a.REPORT_BODY})"
+    rf"(?:{w.BUILDKIT_STEP}|{a.CLOCK_PREFIX})?(?:{w.FAILURE_BODY}|{g.PREFIXED_BODY}|{g.ERRNO_BODY}|{a.REPORT_BODY})"
 )
 EDGE_SENTENCE = re.compile(rf"{g.EDGE_SENTENCE.pattern}|{a.EDGE_BODY}")
 BENIGN_REPORTS = g.BENIGN_REPORTS + a.BENIGN_REPORTS
+LOG_RECORD = re.compile(a.LOG_RECORD)
 # Every pattern that names an HTTP status (its one group), in any order.
 STATUS_PATTERNS = (*w.HTTP_STATUS, *w.STATUS_CONTEXT, g.STATUS_MORE, re.compile(a.STATUS_HTTP))
 FIXABLE_FAMILIES = tuple(
@@ -226,7 +227,7 @@ def _line_match(
             if tried and pattern is REPORT_LINE and line in tried:
                 continue
             found = pattern.match(line)
-            if found and not line.startswith(BENIGN_REPORTS):
+            if found and not line.startswith(BENIGN_REPORTS) and not LOG_RECORD.match(line):
                 return found
     return None
 
@@ -368,6 +369,8 @@ def _conditions(text: str) -> tuple[str, str] | None:
             kinds.setdefault("unrecoverable", "Permission denied on a system path")
         else:
             unsure = unsure or "Permission denied"
+    if kinds.keys() == {"unrecoverable", "fixable"} and kinds["unrecoverable"] in a.DISK_WORDS:
+        del kinds["fixable"]  # a full or read-only disk, then the files it could not write
     if len(kinds) == 1 and unsure is None:
         kind, word = next(iter(kinds.items()))
         return kind, f"condition {_quote(word)}"

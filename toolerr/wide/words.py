@@ -26,11 +26,11 @@ GO_BUILD_HEADER = re.compile(r"# [\w./@-]{1,200}\n" + GO_DIAGNOSTIC)
 # A line that begins a failure report, anywhere in the first lines of the text.
 FAILURE_BODY = (
     r"Traceback \(most recent call last\):"
-    r"|(?:Uncaught | {0,4}\[)?(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}"
+    r"|(?: {0,4}Uncaught | {0,4}\[)?(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}"
     r"(?:Error|Exception|Timeout|Exit|Interrupt|Fault)(?::|$| \(|\()"
     r"|Error:|ERROR:|error:|Error executing tool|MCP error -[0-9]|An error occurred"
     r"|FATAL:|fatal:|panic: |thread '[^'\n]{1,80}' panicked at"
-    r"|error\[E[0-9]{4}\]|error TS[0-9]{4}:|npm ERR!|npm error |Exception in thread "
+    r"|error\[E[0-9]{4}\]|error TS[0-9]{4}:|npm ERR!|npm [Ee]rror |Exception in thread "
     r"|curl: \([0-9]{1,3}\) |<tool_use_error>|\[ERROR\]|Command failed|Failed to "
     r"|HTTP Error [45]|HTTP [45][0-9]{2}\b|[45][0-9]{2} (?:Client|Server) Error:"
     r"|(?:Client|Server) error '[45]"
@@ -128,9 +128,10 @@ TEST_PASSED_AFTER = "test result: ok."  # cargo's passing verdict after a failed
 
 # The first line of a document rather than a report: a read file, not a failure.
 DOCUMENT_START = re.compile(
-    r"(?:#(?![0-9]{1,4} [0-9])|---|<!DOCTYPE|<\?xml|import |from |package |//|/\*|\"\"\""
+    r"(?:#(?![0-9]{1,4}(?: [0-9]|\. ))|---(?:-*$| )|<!DOCTYPE|<\?xml"
+    r"|import |from |package |//|/\*|\"\"\""
     r"|'use strict'|\[File: "
-    r"|diff --git|name: |on:|[0-9]{1,6}:|[ \t]+[0-9]{1,6}\t)"
+    r"|diff --git|name: |on:|[0-9]{1,6}:(?![0-9]{2}:)|[ \t]+[0-9]{1,6}\t)"
 )
 
 # --- classification evidence, by tier (see rules.py) ---
