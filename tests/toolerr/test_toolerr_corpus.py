@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+
+from corpus_records import CORPUS, read_split
 
 from exactserve.server.cli import main
 from exactserve.toolerr.evaluate import LABELS, evaluate, read_records
 
-CORPUS = Path(__file__).parent / "corpus"
 # The held-out split was frozen before any wide rule was written; tuning used dev only.
 TEST_SHA256 = "c037d8034a5d4c42b049bdf79d88eddcb0c0be9aba72c85250699bc63e8138d5"
 # A second held-out split, collected after the wide rules were written from projects on
@@ -33,12 +33,6 @@ TEST6_SHA256 = "15af70385493174fda745fedb1827d5149155a11ac0b1c9efe4aa21092b9f052
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
-def _raw(split: str) -> list[dict]:
-    return [
-        json.loads(line) for line in (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines()
-    ]
-
-
 def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test.jsonl").read_bytes()).hexdigest() == TEST_SHA256
     assert hashlib.sha256((CORPUS / "test2.jsonl").read_bytes()).hexdigest() == TEST2_SHA256
@@ -49,10 +43,10 @@ def test_the_held_out_splits_are_frozen():
 
 
 def test_records_carry_label_provenance_and_split():
-    dev, test, test2 = _raw("dev"), _raw("test"), _raw("test2")
+    dev, test, test2 = read_split("dev"), read_split("test"), read_split("test2")
     # More dev data, collected in session 4 (GUIDE.md): `dx-` ids, split "dev".
-    dev_extra = _raw("dev_extra")
-    ids = [r["id"] for r in dev + dev_extra + test + test2 + _raw("test3")]
+    dev_extra = read_split("dev_extra")
+    ids = [r["id"] for r in dev + dev_extra + test + test2 + read_split("test3")]
     assert len(ids) == len(set(ids))
     assert len(ids) >= 500
     assert all(r["id"].startswith("dx-") for r in dev_extra)
@@ -65,7 +59,7 @@ def test_records_carry_label_provenance_and_split():
     # The split is by the project a text comes from: no group on both sides.
     assert not {r["group"] for r in dev + dev_extra} & {r["group"] for r in test}
     # test3, the held-out split of session 4, shares no group and no text with any other.
-    test3 = _raw("test3")
+    test3 = read_split("test3")
     for r in test3:
         assert r["label"] in LABELS and r["kind"] in PROVENANCE, r["id"]
         assert r["source"] and r["group"] and r["client"] and r["split"] == "test3", r["id"]
@@ -83,7 +77,7 @@ def test_records_carry_label_provenance_and_split():
     assert not set(extra) & {r["text"].strip() for r in dev + test + test2}
     # More dev data of session 4, second round (`dx2-` ids, split "dev"): from projects on no other split
     # (nor on test4's, the held-out split collected meanwhile), repeating no text.
-    dev_extra2 = _raw("dev_extra2")
+    dev_extra2 = read_split("dev_extra2")
     for r in dev_extra2:
         assert r["id"].startswith("dx2-") and r["label"] in LABELS, r["id"]
         assert r["kind"] in PROVENANCE and r["split"] == "dev", r["id"]
@@ -97,7 +91,7 @@ def test_records_carry_label_provenance_and_split():
     assert len(extra2) == len(set(extra2))
     assert not set(extra2) & {r["text"].strip() for r in earlier}
     # test4 shares no group and no text with any other split.
-    test4 = _raw("test4")
+    test4 = read_split("test4")
     for r in test4:
         assert r["id"].startswith("t4-") and r["label"] in LABELS, r["id"]
         assert r["kind"] in PROVENANCE and r["split"] == "test4", r["id"]
@@ -111,7 +105,7 @@ def test_records_carry_label_provenance_and_split():
     )
     # More dev data of session 4, third round (`dx3-` ids, split "dev"): successes that mention errors and
     # agents' own failures, from projects on no other split (nor test5's), repeating no text.
-    dev_extra3 = _raw("dev_extra3")
+    dev_extra3 = read_split("dev_extra3")
     for r in dev_extra3:
         assert r["id"].startswith("dx3-") and r["label"] in LABELS, r["id"]
         assert r["kind"] in PROVENANCE and r["split"] == "dev", r["id"]
@@ -126,7 +120,7 @@ def test_records_carry_label_provenance_and_split():
         dev_extra3
     ) + len(all_before)
     # test5 shares no group, no text and no id with any other split.
-    test5 = _raw("test5")
+    test5 = read_split("test5")
     for r in test5:
         assert r["id"].startswith("t5-") and r["label"] in LABELS, r["id"]
         assert r["kind"] in PROVENANCE and r["split"] == "test5", r["id"]
@@ -137,7 +131,7 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["text"] for r in test5} & {r["text"] for r in others}
     assert not {r["id"] for r in test5} & {r["id"] for r in others}
     # More dev data of session 4, fourth round (`dx4-` ids, split "dev"), from projects on no other split.
-    dev_extra4 = _raw("dev_extra4")
+    dev_extra4 = read_split("dev_extra4")
     for r in dev_extra4:
         assert r["id"].startswith("dx4-") and r["label"] in LABELS, r["id"]
         assert r["kind"] in PROVENANCE and r["split"] == "dev", r["id"]
@@ -150,7 +144,7 @@ def test_records_carry_label_provenance_and_split():
     assert not set(extra4) & {r["text"].strip() for r in before4}
     assert not {r["id"] for r in dev_extra4} & {r["id"] for r in before4}
     # test6 shares no group, no text and no id with any other split.
-    test6 = _raw("test6")
+    test6 = read_split("test6")
     for r in test6:
         assert r["id"].startswith("t6-") and r["label"] in LABELS, r["id"]
         assert r["kind"] in PROVENANCE and r["split"] == "test6", r["id"]

@@ -6,9 +6,9 @@ Expected kinds are the corpus labels, given by the labelling guide before the ru
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from corpus_records import records_by_id
 
 from exactserve.toolerr.body import RequestError
 from exactserve.toolerr.detect import detect
@@ -18,14 +18,9 @@ from exactserve.toolerr.request import process
 from exactserve.toolerr.wide import classify_wide, judge, rules
 from exactserve.toolerr.wide import general as g
 
-CORPUS = Path(__file__).parent / "corpus"
-# test3 became tuning data after its one evaluation (test4 is the held-out split: never read here)
+# test3 became tuning data after its one evaluation (the newest held-out split is never read)
 SPLITS = ("dev", "dev_extra", "dev_extra2", "test", "test2", "test3")
-RECORDS = {
-    r["id"]: r
-    for split in SPLITS
-    for r in map(json.loads, (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines())
-}
+RECORDS = records_by_id(SPLITS)
 
 # (corpus id, wide rule, kind): one or more positives per family.
 POSITIVES = [

@@ -7,31 +7,13 @@ given by the guide before the rules, except where a note says the rules stay amb
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from corpus_records import TUNING_SPLITS, records_by_id
 
 from exactserve.toolerr.detect import detect
 from exactserve.toolerr.messages import Message
 
-CORPUS = Path(__file__).parent / "corpus"
-SPLITS = (
-    "dev",
-    "dev_extra",
-    "dev_extra2",
-    "dev_extra3",
-    "dev_extra4",
-    "test2",
-    "test3",
-    "test4",
-    "test5",
-)
-RECORDS = {
-    r["id"]: r
-    for split in SPLITS
-    for r in map(json.loads, (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines())
-}
+RECORDS = records_by_id(TUNING_SPLITS)
 
 # (corpus id, wide rule, kind)
 CASES = [

@@ -6,20 +6,13 @@ labels, except where a note says the rules stay ambiguous."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
+from corpus_records import records_by_id
 
 from exactserve.toolerr.detect import detect
 from exactserve.toolerr.messages import Message
 
-CORPUS = Path(__file__).parent / "corpus"
-RECORDS = {
-    r["id"]: r
-    for split in ("test4", "test5", "dev_extra4")
-    for r in map(json.loads, (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines())
-}
+RECORDS = records_by_id(("test4", "test5", "dev_extra4"))
 
 # (corpus id, wide rule, kind); None: not detected
 CASES = [

@@ -7,20 +7,14 @@ provenance; expected kinds are the corpus labels, given by the guide before the 
 
 from __future__ import annotations
 
-import json
 import time
-from pathlib import Path
 
 import pytest
+from corpus_records import records_by_id
 
 from exactserve.toolerr.wide import classify_wide, judge
 
-CORPUS = Path(__file__).parent / "corpus"
-RECORDS = {
-    r["id"]: r
-    for split in ("dev", "dev_extra", "dev_extra2", "test2", "test3")
-    for r in map(json.loads, (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines())
-}
+RECORDS = records_by_id(("dev", "dev_extra", "dev_extra2", "test2", "test3"))
 
 # (corpus id, wide rule, kind)
 POSITIVES = [

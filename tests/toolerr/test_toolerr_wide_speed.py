@@ -5,31 +5,14 @@ tuning text of the corpus (test5 is never read) and on pieces of them."""
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
+
+from corpus_records import TUNING_SPLITS, read_split
 
 from exactserve.toolerr.wide import rules
 from exactserve.toolerr.wide import words as w
 
-CORPUS = Path(__file__).parent / "corpus"
-SPLITS = (
-    "dev",
-    "dev_extra",
-    "dev_extra2",
-    "dev_extra3",
-    "dev_extra4",
-    "test2",
-    "test3",
-    "test4",
-    "test5",
-)
-TEXTS = [
-    json.loads(line)["text"]
-    for split in SPLITS
-    if (CORPUS / f"{split}.jsonl").exists()
-    for line in (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines()
-]
+TEXTS = [r["text"] for split in TUNING_SPLITS for r in read_split(split)]
 
 
 def _pieces(text: str) -> list[str]:

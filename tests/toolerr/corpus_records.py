@@ -1,0 +1,32 @@
+"""The labelled corpus as the wide-rule tests read it (tests/toolerr/corpus/GUIDE.md says
+what each split is and when it became tuning data)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "corpus"
+# Every split the wide rules are tuned on. `test` (a regression check) and the newest
+# held-out split (test6) are not among them.
+TUNING_SPLITS = (
+    "dev",
+    "dev_extra",
+    "dev_extra2",
+    "dev_extra3",
+    "dev_extra4",
+    "test2",
+    "test3",
+    "test4",
+    "test5",
+)
+
+
+def read_split(split: str) -> list[dict]:
+    """The records of tests/toolerr/corpus/{split}.jsonl, in file order."""
+    lines = (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def records_by_id(splits: tuple[str, ...]) -> dict[str, dict]:
+    return {r["id"]: r for split in splits for r in read_split(split)}
