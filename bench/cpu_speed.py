@@ -49,6 +49,11 @@ import numpy as np  # noqa: E402
 
 from exactserve.runtime.assets import demo_model_path  # noqa: E402
 
+if __package__:  # python -m bench.cpu_speed, or imported by bench/report.py
+    from .machine import cpu_info, listed_flags
+else:  # python bench/cpu_speed.py
+    from machine import cpu_info, listed_flags
+
 BENCH_DIR = Path(__file__).resolve().parent
 
 
@@ -182,26 +187,8 @@ def weight_bytes_per_token(weights) -> int:
     return total
 
 
-def _cpu_model() -> str:
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown"
-    return next((ln.split(":", 1)[1].strip() for ln in text.splitlines()
-                 if ln.startswith("model name")), "unknown")  # fmt: skip
-
-
-def cpu_flags() -> str:
-    """The SIMD flags /proc/cpuinfo lists (what the speed figures depend on)."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return "unknown"
-    flags = next((ln.split(":", 1)[1].split() for ln in text.splitlines()
-                  if ln.startswith("flags")), [])  # fmt: skip
-    wanted = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx_int8",
+SIMD_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "amx_int8",
               "amx_bf16", "avx512_bf16")  # fmt: skip
-    return " ".join(f for f in wanted if f in flags) or "none of " + " ".join(wanted)
 
 
 def ours(
@@ -279,13 +266,13 @@ def main(argv: list[str] | None = None) -> int:
         out["llama.cpp"] = {name: rates for (name, _), rates in theirs.items()}
         out["exactserve_by_matmul"] = runs
         out["weight_bytes_per_token"] = weight_bytes
-        out["cpu_flags"] = cpu_flags()
+        out["cpu_flags"] = listed_flags(SIMD_FLAGS)
         args.json.write_text(json.dumps(out, indent=1))
     print(
         f"{model.name}, {args.threads} threads (ours: {args.tile_threads} tile threads), "
         f"{os.cpu_count()} CPUs visible, load average {os.getloadavg()[0]:.2f} at the end"
     )
-    print(f"CPU: {_cpu_model()}; flags: {cpu_flags()}")
+    print(f"CPU: {cpu_info()[0]}; flags: {listed_flags(SIMD_FLAGS)}")
     for variant, n_bytes in weight_bytes.items():
         print(f"exactserve matmul {variant}: weights read per decoded token {n_bytes / 1e6:.0f} MB")
     header = ("test", "llama.cpp tokens/s", "exactserve tokens/s", "ratio", "ratio of best")

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import statistics
 import time
 from pathlib import Path
+
+from machine import cpu_info, listed_flags  # bench/ is this script's folder
 
 from exactserve.toolerr.detect import RULES, detect
 from exactserve.toolerr.messages import Message
@@ -39,17 +40,7 @@ def messages() -> list[tuple[Message, ...]]:
 
 
 def cpu() -> str:
-    model, flags = platform.processor() or platform.machine(), set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name") and ":" in line:
-                model = line.split(":", 1)[1].strip()
-            if line.startswith("flags") and ":" in line:
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
-    return f"{model}; flags: {' '.join(f for f in FLAGS if f in flags) or 'unknown'}"
+    return f"{cpu_info()[0]}; flags: {listed_flags(FLAGS)}"
 
 
 def main() -> None:
