@@ -148,8 +148,7 @@ class ReferenceOps:
 
     def matmul_quantized(self, acts, w, bias=None, executor=None):
         if isinstance(w, cpu_matmul.PackedMatrix):
-            threads = getattr(executor, "threads", 1)
-            return cpu_matmul.matmul_quantized(acts, w, self.kernel, bias, executor, threads)
+            return cpu_matmul.matmul_quantized(acts, w, self.kernel, bias, executor)
         if isinstance(acts, cpu_matmul.CpuActivations):
             acts = acts.values
         return matmul.matmul_quantized(acts, w, bias, executor)

@@ -137,10 +137,10 @@ def matmul_quantized(
     kernel: Kernel,
     bias: np.ndarray | None = None,
     executor: Executor | None = None,
-    threads: int = 1,
 ) -> np.ndarray:
-    """Contract 5.2 (and 5.4's bias): float32 [M, n_out]. `executor` with `threads` workers
-    shares out the panels; the bits do not depend on either."""
+    """Contract 5.2 (and 5.4's bias): float32 [M, n_out]. An `executor` with a `threads`
+    count (`runtime.model.threads.TilePool`) shares out the panels; the bits do not depend
+    on it."""
     m, k = acts.q.shape
     if k != w.n_in:
         raise ValueError(f"matmul: input has {k} features, weights expect {w.n_in}")
@@ -160,7 +160,8 @@ def matmul_quantized(
             m, p0, p1, y.ctypes.data, ldy,
         )  # fmt: skip
 
-    if executor is None or threads <= 1 or m * w.w.size < PARALLEL_WORK:
+    threads = getattr(executor, "threads", 1)
+    if threads <= 1 or m * w.w.size < PARALLEL_WORK:
         run(0, w.n_panels)
     else:
         step = -(-w.n_panels // threads)

@@ -113,17 +113,17 @@ class _Loader:
     def matrix(self, name: str, n_out: int, n_in: int) -> PreparedMatrix:
         """A weight matrix in the backend's own prepared form (opaque to the graph)."""
         info = self._check_matrix(name, n_out, n_in)
-        raw = self.file.raw
         return self._memo(
-            name, lambda: self.ops.prepare_matrix(raw(name), info.ggml_type, n_out, n_in)
+            name, lambda: self.ops.prepare_matrix(self.file.raw(name), info.ggml_type, n_out, n_in)
         )
 
     def embedding_table(self, name: str, n_vocab: int, n_embd: int) -> Any:
         info = self._check_matrix(name, n_vocab, n_embd)
-        raw = self.file.raw
         return self._memo(
             name + "#table",
-            lambda: self.ops.prepare_embedding(raw(name), info.ggml_type, n_vocab, n_embd),
+            lambda: self.ops.prepare_embedding(
+                self.file.raw(name), info.ggml_type, n_vocab, n_embd
+            ),
         )
 
     def is_float(self, name: str) -> bool:
