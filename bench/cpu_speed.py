@@ -191,14 +191,6 @@ SIMD_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512_vnni", "avx_vnni", "
               "amx_bf16", "avx512_bf16")  # fmt: skip
 
 
-def ours(
-    model_path: Path, n_prompt: int, n_gen: int, reps: int, profile: Path | None
-) -> dict[str, list[float]]:
-    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, after one warm-up each."""
-    tests = ours_tests(model_path, [n_prompt], n_gen, reps, profile)
-    return {"pp": tests[f"pp{n_prompt}"], "tg": tests[f"tg{n_gen}"]}
-
-
 def _summary(rates: list[float]) -> str:
     """mean ± standard deviation (best)"""
     sd = statistics.stdev(rates) if len(rates) > 1 else 0.0
