@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 CORPUS = Path(__file__).parent / "corpus"
-# Every split the wide rules are tuned on. `test` (a regression check) and the newest
-# held-out split (test6) are not among them.
+# Every split the wide rules are tuned on. `test` (a regression check) is not among them;
+# test6 became tuning data after its one evaluation (the newest held-out split is collected
+# apart and never read here).
 TUNING_SPLITS = (
     "dev",
     "dev_extra",
@@ -19,6 +20,7 @@ TUNING_SPLITS = (
     "test3",
     "test4",
     "test5",
+    "test6",
 )
 
 

@@ -296,7 +296,7 @@ def test_compiler_package_lines_and_buildkit_prefixes_are_not_documents():
 
 def test_word_lookup_gives_the_plain_loops_answers():
     """Markers and the rarest-character filters are a speed device: the same answers as
-    `word in text` over every corpus text (the held-out test4 is not read) and its pieces."""
+    `word in text` over every text of these splits and its pieces."""
     for lexicon, words in (
         (rules.FIXABLE_WORDS, rules.WORDS["fixable"]),
         (rules.UNRECOVERABLE_WORDS, rules.WORDS["unrecoverable"]),

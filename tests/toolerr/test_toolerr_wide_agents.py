@@ -1,7 +1,7 @@
 # ruff: noqa: E501
 """Agents' own tool results (toolerr/wide/agents.py): corpus records of dev_extra3
-(transcripts of coding agents, MCP servers) and test4 (tuned on after its one evaluation;
-test5 is never read), each with the rule and kind the wide rules give, and the successes
+(transcripts of coding agents, MCP servers) and test4 (tuned on after its one evaluation,
+as test5 and test6 are since), each with the rule and kind the wide rules give, and the successes
 of every tuning split, which must stay undetected. Expected kinds are the corpus labels,
 given by the guide before the rules, except where a note says the rules stay ambiguous."""
 
@@ -68,11 +68,15 @@ CASES = [
     ("t4-obyte-gui-wallet-21", "wide-line", "transient"),  # error: RPC failed; result=56
 ]
 # Successes the text alone cannot tell from a failure: a log file read back with `cat` or
-# `grep` holds a real failure (the command that read it would tell; the rules never see it).
+# `grep` holds a real failure (the command that read it would tell; the rules never see it),
+# and an `nft` diagnostic (`Error: No such file or directory; did you mean table ...`) that a
+# script printed before it exited 0: only the transcript's `is_error: false` says so, and a
+# false flag reads as no flag (the paper rules detect it too).
 KNOWN_FALSE_DETECTIONS = {
     "dx3-tk-grep-log-exception",
     "dx3-tk-cat-log-bind",
     "dx3-tk-grep-log-build-failed",
+    "t6-m-claude-nft-stderr",
 }
 
 

@@ -1,7 +1,7 @@
 # ruff: noqa: E501
 """The fourth round's general causes (toolerr/wide/agents.py, general.py, words.py, rules.py):
 records of test4, test5 (tuned on after its one evaluation) and dev_extra4, each with the
-rule and kind the wide rules give; test6 is never read. Expected kinds are the corpus
+rule and kind the wide rules give (test6 became tuning data after its one evaluation). Expected kinds are the corpus
 labels, except where a note says the rules stay ambiguous."""
 
 from __future__ import annotations
@@ -33,11 +33,8 @@ CASES = [
     # shells, ssh, Go's HTTP client, git over HTTP
     ("t5-yposfgold-timeout-not-found", "wide-line", "fixable"),  # zsh: command not found: timeout
     ("dx4-atom-script-1723", "wide-line", "fixable"),  # bash: node: command not found
-    (
-        "t5-fork-trackerwin-1837",
-        "wide-line",
-        "ambiguous",
-    ),  # Permission denied (publickey,...): label unrecoverable
+    # Permission denied (publickey,gssapi-keyex,...): ssh's refusal whatever methods it lists
+    ("t5-fork-trackerwin-1837", "wide-line", "unrecoverable"),
     (
         "t5-kitematic-988",
         "wide-line",

@@ -2,7 +2,7 @@
 """The general shapes of the wide rule set (toolerr/wide/general.py): report
 lines with a prefix, failure sentences at the edges, terminal lines, the exception class's
 own name, and the successes they must leave alone. Cases are corpus records (test3 and
-dev_extra2 became tuning data; test4 is held out and never read here), each with its
+dev_extra2 became tuning data; test4 to test6 did after their one evaluation), each with its
 provenance; expected kinds are the corpus labels, given by the guide before the rules."""
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ to a wrong one.
 
 from __future__ import annotations
 
-# Report lines that tools print on success: apt's notice in a container without a tty.
-BENIGN_REPORTS = ("debconf: unable to initialize frontend",)
+# Report lines that tools print on success: apt's notice in a container without a tty,
+# `docker run`'s notice before it pulls the image and runs it.
+BENIGN_REPORTS = ("debconf: unable to initialize frontend", "Unable to find image '")
 
 # A line that begins a failure report (rules.REPORT_LINE, after every other shape):
 # kubectl's `Error from server (Forbidden):` and MCP clients' `Error from MCP server:`,
@@ -39,8 +40,11 @@ EDGE_BODY = (
     r"[Ii]nvalid (?:input|arguments?|parameters?) for "
     # a usage error (`unknown option '-n'`, `Unknown option: show-module`)
     r"|(?:[Uu]nknown|[Uu]nrecognized) (?:option|argument|flag)s?\b"
-    # an HTTP error page's text alone (`Service Unavailable`)
+    # an HTTP error page's text alone (`Service Unavailable`), or a body that opens with its
+    # reason (`Unauthorized. Please check your API key.`; not `Not Found`: a search with no
+    # match says it too)
     r"|(?:Service (?:Temporarily )?Unavailable|Bad Gateway|Gateway Time-?out)$"
+    r"|(?:Unauthorized|Forbidden)(?:[.:!] |$)"
 )
 
 # An HTTP status named by `HTTP 403:`, `(HTTP 401)`, `HTTP/1.1 502` (the pattern opens with
@@ -77,8 +81,28 @@ DISK_WORDS = (
     *("no space left on device", "read-only file system"),
 )
 UNSURE = ("not properly initialized",)
+# The members of a JSON error object (API bodies, JSON-RPC): an `error` object with none of
+# them (a locale file's `{"error": {"notFound": "..."}}`) does not make the body a failure.
+ERROR_OBJECT_KEYS = frozenset(
+    ("message", "msg", "code", "type", "status", "reason", "detail", "details", "description")
+)
+# A JSON-RPC internal error (`MCP error -32603: ENOENT: ... mkdir '~'`): the server failed on
+# its own, so a missing file or directory it names may be one the call never chose
+# (rules._conditions leaves the path conditions unsure under it; -32602 is the call's fault).
+INTERNAL_ERROR = "-32603"
+# A connection reset by a server on this machine (`connect ECONNRESET 127.0.0.1:3000`) is a
+# local server that failed, not a remote service's passing fault: unsure (GUIDE.md).
+RESET_WORDS = ("ECONNRESET", "onnection reset", "onnection aborted", "socket hang up")
+LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
+# Go's resolver (`dial tcp: lookup goproxy.cn on 192.168.31.255:53: ... i/o timeout`): a
+# network timeout during a DNS lookup says no more than "Could not resolve host": unsure.
+DNS_LOOKUP = ": lookup "
 UNRECOVERABLE_WORDS = (
     *("could not read Username", "could not read Password"),  # git, no credentials
+    "API key",  # a failure that names the API key: missing or invalid credentials
+    # git's `remote: Repository not found.`: a wrong URL or a repository the user cannot
+    # access (GitHub answers both alike), so with ` not found` the words disagree: ambiguous
+    "epository not found",
     *("not have permission", "Insufficient Permission"),  # gcloud
     *("Unable to authenticate", "code E401"),  # npm registries
     *("token is not valid", "token seems to be invalid"),

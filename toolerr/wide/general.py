@@ -70,6 +70,12 @@ MARKED_LINES = (
         (".rb:",),
         re.compile(r"^[^\n:]{1,300}\.rb:[0-9]{1,7}:in [`'][^\n']{1,100}': ", re.MULTILINE),
     ),
+    # Go's HTTP client error behind a program and its subject (`go: mod@v1.9.25: Get
+    # "https://...": dial tcp ...: i/o timeout`); at a line start it is a report line itself
+    (
+        (': Get "',),
+        re.compile(r'^[\w.-]{1,30}: (?:[^\s]{1,200}: )?Get "https?://', re.MULTILINE),
+    ),
 )
 # Report lines that tools print on success: pip's notice after an install that worked.
 BENIGN_REPORTS = ("ERROR: pip's dependency resolver does not currently take into account",)

@@ -8,6 +8,10 @@ whole group is skipped when its character is absent. Words that share a marker (
 out`, `onnection`) are filed under the marker instead, so that a text without it costs one
 scan for the group rather than one for each word. The answers are exactly those of the
 plain `word in text` loops: the first present word in list order, or all of them in order.
+
+A marker of several characters costs a substring scan (about twenty times a `memchr`), and
+the tiers of one classification share markers (`not `, `denied`, `timed out`): a caller may
+pass one `seen` dict to every lookup of a text, so that each marker is scanned once.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ def _rank(char: str) -> int:
 class Lexicon:
     """An ordered word list, grouped by each word's marker or rarest character."""
 
-    __slots__ = ("size", "words", "_groups", "_position")
+    __slots__ = ("size", "words", "_groups", "_marked", "_lettered", "_position")
 
     def __init__(self, words: tuple[str, ...], markers: tuple[str, ...] = ()) -> None:
         self.size = len(words)
@@ -41,15 +45,44 @@ class Lexicon:
         self._groups = tuple(
             (char, members[0][0], tuple(members)) for char, members in groups.items()
         )
+        # The same groups apart, for lookups given `seen`: those under a marker, as (marker,
+        # its first list position, its words, a shorter marker inside it: when that one is
+        # known absent, so is this one), and those under a character.
+        marked = [
+            (key, low, members, next((m for m in markers if m != key and m in key), None))
+            for key, low, members in self._groups
+            if len(key) > 1
+        ]
+        # inner markers first, so that an outer one may be ruled out without a scan (the
+        # answers do not depend on the order of the groups, only on their list positions)
+        self._marked = tuple(sorted(marked, key=lambda group: group[3] is not None))
+        self._lettered = tuple(group for group in self._groups if len(group[0]) == 1)
 
     def present(self, text: str) -> list[str]:
         """Every word of the list that occurs in `text`, in list order."""
         return [self.words[index] for index in self.present_at(text)]
 
-    def present_at(self, text: str) -> list[int]:
-        """The list positions of every word that occurs in `text`, in list order."""
+    def present_at(self, text: str, seen: dict[str, bool] | None = None) -> list[int]:
+        """The list positions of every word that occurs in `text`, in list order. `seen`
+        (marker -> present in `text`) is read and filled."""
         found = []
-        for char, _, members in self._groups:
+        if seen is None:
+            groups = self._groups
+        else:
+            groups = self._lettered
+            for marker, _, members, inner in self._marked:
+                hit = seen.get(marker)
+                if hit is None:
+                    hit = seen[marker] = (
+                        marker in text
+                        if inner is None
+                        else (seen.get(inner) is not False and marker in text)
+                    )
+                if hit:
+                    for index, word, second, third in members:
+                        if second in text and third in text and word in text:
+                            found.append(index)
+        for char, _, members in groups:
             if char in text:
                 for index, word, second, third in members:
                     if second in text and third in text and word in text:
@@ -58,10 +91,31 @@ class Lexicon:
             found.sort()
         return found
 
-    def first(self, text: str) -> str | None:
-        """The first word of the list that occurs in `text`, or None."""
+    def first(self, text: str, seen: dict[str, bool] | None = None) -> str | None:
+        """The first word of the list that occurs in `text`, or None. `seen` (marker ->
+        present in `text`) is read and filled."""
         best, best_index = None, self.size
-        for char, low, members in self._groups:
+        if seen is None:
+            groups = self._groups
+        else:
+            groups = self._lettered
+            for marker, low, members, inner in self._marked:
+                if low < best_index:
+                    hit = seen.get(marker)
+                    if hit is None:
+                        hit = seen[marker] = (
+                            marker in text
+                            if inner is None
+                            else (seen.get(inner) is not False and marker in text)
+                        )
+                    if hit:
+                        for index, word, second, third in members:
+                            if index >= best_index:
+                                break
+                            if second in text and third in text and word in text:
+                                best, best_index = word, index
+                                break
+        for char, low, members in groups:
             if low < best_index and char in text:
                 for index, word, second, third in members:
                     if index >= best_index:
@@ -71,7 +125,7 @@ class Lexicon:
                         break
         return best
 
-    def first_at(self, text: str) -> int:
+    def first_at(self, text: str, seen: dict[str, bool] | None = None) -> int:
         """The list position of the first word that occurs in `text`, or the list's size."""
-        word = self.first(text)
+        word = self.first(text, seen)
         return self.size if word is None else self._position[word]

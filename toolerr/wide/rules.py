@@ -6,7 +6,8 @@ error members, an HTTP error page by its status. Only a text with no such struct
 read for failure shapes: a report line among the first lines (exceptions, tracebacks,
 `Error:`, `fatal:`, compiler and npm diagnostics), a command diagnostic, a test runner's
 failed verdict, or an agent's own failure sentence (edit mismatch, permission denial). A
-text that opens like a document (a read file, a diff, a listing) is not a failure.
+text that opens like a document (a read file, a diff, a listing, an underlined title) is not a
+failure, nor is a test run whose passing verdict ends it when no report line opens it.
 
 Classification takes the first tier with evidence, in this order; conflicting evidence
 within the deciding tier gives `ambiguous`:
@@ -18,8 +19,9 @@ within the deciding tier gives `ambiguous`:
      408/425/429/502/503/504 transient; any other ambiguous
   6. operating-system and network conditions (errno names and their messages); DNS
      failures and refused connections are never given a kind (in a sandbox they mostly
-     mean "no network"); "Permission denied" is unrecoverable on a system path, fixable
-     on a relative path the agent ran, unsure elsewhere
+     mean "no network"), nor are a timeout in a DNS lookup, a missing path under a JSON-RPC
+     internal error, and a reset by a local server; "Permission denied" is unrecoverable on
+     a system path, fixable on a relative path the agent ran, unsure elsewhere
   7. the exception class of the last exception line
   8. unrecoverable words (Unauthorized, invalid API key, ...) and fixable words (edit
      mismatches, validation, compiler and usage errors, failed tests)
@@ -109,6 +111,12 @@ BENIGN_REPORTS = g.BENIGN_REPORTS + a.BENIGN_REPORTS
 LOG_RECORD = re.compile(a.LOG_RECORD)
 # Every pattern that names an HTTP status (its one group), in any order.
 STATUS_PATTERNS = (*w.HTTP_STATUS, *w.STATUS_CONTEXT, g.STATUS_MORE, re.compile(a.STATUS_HTTP))
+# The markers of the line patterns tried only when one occurs (compiler lines, status lines,
+# ...), looked up together by their rarest characters rather than scanned one by one.
+COMPILER_MARKS = Lexicon(w.COMPILER_MARKS)
+LINE_MARKS = Lexicon(tuple(mark for marks, _ in g.MARKED_LINES for mark in marks))
+# A test runner's passing verdict holds one of these (looked up the same way).
+PASS_MARKS = Lexicon(w.PASS_MARKS)
 FIXABLE_FAMILIES = tuple(
     (mark, Lexicon(words, w.MARKERS)) for mark, words in (*FAMILY_WORDS, *g.FIXABLE_FAMILIES)
 )
@@ -165,18 +173,39 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
     if w.DOCUMENT_START.match(first_lines[0]):
         # a comment line echoed by make or a shell opens like a document: make's own
         # failure on the last line still decides
-        last = text.rstrip()[-300:].rsplit("\n", 1)[-1]
+        last = _stripped_end(text, 300).rsplit("\n", 1)[-1]
         if last.startswith("make") and g.TERMINAL_LINE.match(last):
             return "wide-diagnostic", f"diagnostic {_quote(last)}"
         return None, ""
     found = _line_match((REPORT_LINE,), first_lines)
+    if found is not None and found.string is first_lines[0]:  # a report opens the text
+        return "wide-line", f"line {_quote(found.group(0))}"
+    if len(first_lines) > 1 and w.SETEXT_UNDERLINE.match(first_lines[1]):
+        if w.SETEXT_TITLE.match(first_lines[0]):
+            return None, ""  # a title underlined (Markdown, reStructuredText): a document
+    rule, why = _later_failure(text, first_lines, found)
+    if rule is None or rule == "wide-tests":
+        return rule, why
+    if rule != "wide-line" and _is_listing(first_lines, text):
+        return None, ""  # a search's listing: the failure words in it are the files' text
+    if _passed_at_end(text):
+        return None, ""  # a passing test run that logged errors on the way
+    return rule, why
+
+
+def _later_failure(
+    text: str, first_lines: list[str], found: re.Match | None
+) -> tuple[str | None, str]:
+    """The failure shapes of a text that no report line opens: a report line further down
+    (`found`, if any), marked lines, failure sentences, diagnostics, verdicts, phrases."""
     if found:
         return "wide-line", f"line {_quote(found.group(0))}"
     lines = "\n".join(first_lines)
-    if any(mark in lines for mark in w.COMPILER_MARKS):
+    if COMPILER_MARKS.first(lines) is not None:
         found = w.COMPILER_LINE.search(lines)
+    marked = LINE_MARKS.present(lines) if found is None else ()  # the markers, in one lookup
     for marks, pattern in g.MARKED_LINES:
-        if found is None and any(mark in lines for mark in marks):
+        if found is None and marked and any(mark in marked for mark in marks):
             found = pattern.search(lines)
     if found:
         return "wide-line", f"line {_quote(found.group(0))}"
@@ -197,16 +226,59 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
         return "wide-tests", f"verdict {_quote(found)}"
     scope = text[:PHRASE_HEAD] + "\n" + text[-PHRASE_TAIL:] if len(text) > PHRASE_SPAN else text
     phrase = FAILURE_PHRASES.first(scope)
+    if phrase is not None and w.NUMBERED_LINE.search(scope):  # a file's lines are quoted
+        said = [p for p in FAILURE_PHRASES.present(scope) if _said_outside_numbers(scope, p)]
+        phrase = said[0] if said else None
     if phrase is not None:
         return "wide-phrase", f"phrase {_quote(phrase)}"
     return None, ""
 
 
+def _said_outside_numbers(text: str, phrase: str) -> bool:
+    """Whether `phrase` occurs in `text` on a line that is not a file's numbered line (Claude
+    Code's `The file ... has been updated.` and the edited lines after it, `cat -n`)."""
+    at = text.find(phrase)
+    while at != -1:
+        if not w.NUMBERED_PREFIX.match(text, text.rfind("\n", 0, at) + 1):
+            return True
+        at = text.find(phrase, at + 1)
+    return False
+
+
+def _is_listing(first_lines: list[str], text: str) -> bool:
+    """Whether the first lines and the last one are all a search's listing lines (`grep -rn`
+    output), blank lines and `--` separators aside."""
+    if not w.LISTING_LINE.match(first_lines[0]):  # (the first line is never blank)
+        return False
+    last = text[-TAIL_CHARS:].rstrip().rsplit("\n", 1)[-1]
+    return all(
+        w.LISTING_LINE.match(line) or not line.strip() or line == "--"
+        for line in (*first_lines, last)
+    )
+
+
+def _passed_at_end(text: str) -> bool:
+    """Whether the text ends with a test runner's passing verdict and names no failed test:
+    the run passed, whatever its tests logged on the way (`stderr | ... Error: boom`)."""
+    tail = text[-TAIL_CHARS:]
+    if PASS_MARKS.first(tail) is None:
+        return False
+    last = tail.rstrip().rsplit("\n", g.EDGE_LINES + 2)[-(g.EDGE_LINES + 2) :]
+    return (
+        w.TEST_PASSED.search("\n".join(last)) is not None
+        and w.FAILED_COUNT.search(tail) is None
+        and _test_verdict(tail) is None
+    )
+
+
 def _test_verdict(text: str) -> str | None:
-    """A test runner's failed verdict in `text`, unless the same runner's passing verdict
-    follows it (a grep over a log of several runs). (The search skips from newline to
-    newline, cheaper than testing the words every verdict holds first.)"""
+    """A test runner's failed verdict (else a checker's count of errors) in `text`, unless
+    the same runner's passing verdict follows it (a grep over a log of several runs). (The
+    search skips from newline to newline, cheaper than testing the words every verdict holds
+    first.)"""
     found = w.TEST_FAILED.search(text)
+    if found is None and "Found " in text[-TAIL_CHARS:]:  # a checker's count ends its output
+        found = w.CHECKER_FAILED.search(text)
     if found is None:
         return None
     verdict, end = found
@@ -235,9 +307,18 @@ def _line_match(
 def _final_diagnostic(text: str) -> str | None:
     """A command diagnostic (`ls: x: No such file or directory`) that ends the output: a
     warning on stderr followed by normal output is not a failure."""
-    last = text.rstrip()[-400:].rsplit("\n", 1)[-1]
+    last = _stripped_end(text, 400).rsplit("\n", 1)[-1]
     found = w.COMMAND_DIAGNOSTIC.match(last)
     return found.group(0) if found else None
+
+
+def _stripped_end(text: str, size: int) -> str:
+    """`text.rstrip()[-size:]` without copying the whole text: from its last characters,
+    unless trailing blanks fill them (then from the whole text)."""
+    end = text[-size - 80 :].rstrip()
+    if len(end) >= size or len(text) <= size + 80:
+        return end[-size:]
+    return text.rstrip()[-size:]
 
 
 def _json_failure(value: Any) -> tuple[str | None, str]:
@@ -248,7 +329,10 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
                 return ("wide-exit", f"{key} {code}") if code else (None, "")
         error = value.get("error")
         if error not in (None, False, "", {}, []):
-            return "wide-json", "JSON error member"
+            # an object must read as an error (`{"message": ...}`), not as a locale file's
+            # strings (`{"error": {"notFound": "..."}}`)
+            if not isinstance(error, dict) or not a.ERROR_OBJECT_KEYS.isdisjoint(error):
+                return "wide-json", "JSON error member"
         if value.get("success") is False or value.get("ok") is False:
             return "wide-json", "JSON success false"
         for key in ("status", "result", "state"):  # {"result": "failure", ...}
@@ -263,7 +347,8 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
 
 def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     """(kind, evidence) for a failure whose evidence window is `text`."""
-    word = FIRST_TIERS.first(text)  # DENIAL, QUOTA, RATE_LIMIT, OWN_TIMEOUT in turn
+    seen: dict[str, bool] = {}  # markers scanned for, shared by the tiers' lookups
+    word = FIRST_TIERS.first(text, seen)  # DENIAL, QUOTA, RATE_LIMIT, OWN_TIMEOUT in turn
     tier = FIRST_TIER.get(word)
     if tier == "denial":
         return "unrecoverable", f"denial {_quote(word)}"
@@ -287,15 +372,15 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         if len(kinds) == 1:
             return kinds.pop(), f"HTTP {named}"
         return "ambiguous", f"HTTP {named} disagree"
-    decided = _conditions(text)
+    decided = _conditions(text, seen)
     if decided is not None:
         return decided
     decided = _exception_kind(text)
     if decided is not None:
         return decided
-    bad = UNRECOVERABLE_WORDS.first(text)
+    bad = UNRECOVERABLE_WORDS.first(text, seen)
     # the fixable words, then (only when none occurs) the tool families whose marker occurs
-    found = FIXABLE_THEN_MARKERS.first_at(text)
+    found = FIXABLE_THEN_MARKERS.first_at(text, seen)
     fix, families = None, FIXABLE_FAMILIES[found - FIXABLE_WORDS.size :]
     if found < FIXABLE_WORDS.size:
         fix, families = FIXABLE_THEN_MARKERS.words[found], ()
@@ -304,6 +389,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
             fix = family.first(text)
     if fix is None and _test_verdict(text):
         fix = "failed tests"
+    if fix is None and "error: " in text and w.COMPILER_ERROR.search(text):
+        fix = "compiler error"
     if bad and fix:
         return "ambiguous", f"words {_quote(bad)} and {_quote(fix)} disagree"
     if bad:
@@ -350,11 +437,11 @@ def _status_kind(status: int) -> str:
     return "ambiguous"
 
 
-def _conditions(text: str) -> tuple[str, str] | None:
+def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, str] | None:
     kinds: dict[str, str] = {}
     unsure = None
     permission = False
-    for index in SIXTH_TIER.present_at(text):  # CONDITIONS, UNSURE_NETWORK, PERMISSION
+    for index in SIXTH_TIER.present_at(text, seen):  # CONDITIONS, UNSURE_NETWORK, PERMISSION
         word, kind = SIXTH_TIER.words[index], SIXTH_KIND[index]
         if kind == "unsure":
             unsure = unsure or word
@@ -362,7 +449,7 @@ def _conditions(text: str) -> tuple[str, str] | None:
             permission = True
         else:
             kinds.setdefault(kind, word)
-    if permission and "Permission denied (publickey)" not in text:
+    if permission and "Permission denied (publickey" not in text:
         if w.RELATIVE_EXEC.search(text):
             kinds.setdefault("fixable", "./... Permission denied")
         elif w.SYSTEM_PATH.search(text):
@@ -371,6 +458,16 @@ def _conditions(text: str) -> tuple[str, str] | None:
             unsure = unsure or "Permission denied"
     if kinds.keys() == {"unrecoverable", "fixable"} and kinds["unrecoverable"] in a.DISK_WORDS:
         del kinds["fixable"]  # a full or read-only disk, then the files it could not write
+    # (each substring scan behind a `memchr` of its rarest character: most texts lack it)
+    if "fixable" in kinds and "6" in text and a.INTERNAL_ERROR in text:
+        # a JSON-RPC internal error: the missing path may be the server's own, not the call's
+        unsure = unsure or f"{kinds.pop('fixable')} in an internal error"
+    if "transient" in kinds:
+        if "k" in text and a.DNS_LOOKUP in text:  # a timeout of a DNS lookup: no passing fault
+            unsure = unsure or f"{kinds.pop('transient')} in a DNS lookup"
+        elif kinds["transient"] in a.RESET_WORDS and any(host in text for host in a.LOOPBACK):
+            # a reset by a server on this machine (one the agent started): not a passing fault
+            unsure = unsure or f"{kinds.pop('transient')} on a local address"
     if len(kinds) == 1 and unsure is None:
         kind, word = next(iter(kinds.items()))
         return kind, f"condition {_quote(word)}"

@@ -113,7 +113,8 @@ def _wrapper_codes(head: str, tail: str) -> tuple[int | None, int | None]:
         if line.startswith("Signal: "):
             found = SIGNAL_LINE.match(line)
             signal = int(found.group(1)) if found else signal
-        elif exit_code is None and ("xit" in line or "code" in line or "status" in line):
+        # (every EXIT_LINE match holds `xit` or `non-zero code:`)
+        elif exit_code is None and ("xit" in line or "non-zero code:" in line):
             found = EXIT_LINE.search(line)
             if found:
                 exit_code = int(found.group(1)) if found.group(1) else -1

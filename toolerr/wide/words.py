@@ -124,15 +124,59 @@ TEST_FAILED = LineStart(
     r"|Tests: +[0-9]{1,6} failed|Failures:$|[0-9]{1,6} examples?, [1-9][0-9]{0,5} failures?"
     r"|test result: FAILED"
 )
+# A type checker's or linter's count (tsc, biome: `Found 2 errors.`), read as a failed verdict
+# when no test runner's is found (looked up only when `Found ` occurs).
+CHECKER_FAILED = LineStart(r"Found [1-9][0-9]{0,5} errors?\b")
 TEST_PASSED_AFTER = "test result: ok."  # cargo's passing verdict after a failed one: a grep
+# A test runner's passing verdict (pytest, jest, vitest, go test, cargo, rspec, mocha,
+# unittest): at the end of a text with no failed verdict, the run passed, whatever errors its
+# tests logged on the way (rules.py). Looked up only when one of PASS_MARKS occurs.
+TEST_PASSED = LineStart(
+    r"=* ?[0-9]{1,6} passed\b|Tests: +[0-9]{1,6} passed, [0-9]{1,6} total"
+    r"| {0,6}Tests {1,3}[0-9]{1,6} passed \(|ok {1,2}\t|test result: ok\."
+    r"|[0-9]{1,6} examples?, 0 failures| {0,4}[0-9]{1,6} passing \(|OK(?: \([^\n]{0,80}\))?$"
+)
+PASS_MARKS = ("pass", "ok  \t", "ok \t", "OK", " 0 failures")  # (cargo's says `passed`)
+# A count of failed tests or errors in any runner's words (vitest's `Test Files  1 failed |
+# 1 passed`, mocha's `1 failing`), which no passing verdict outweighs.
+FAILED_COUNT = re.compile(r"(?<![0-9])[1-9][0-9]{0,5} (?:failed|failing|errors?)\b")
 
 # The first line of a document rather than a report: a read file, not a failure.
 DOCUMENT_START = re.compile(
     r"(?:#(?![0-9]{1,4}(?: [0-9]|\. ))|---(?:-*$| )|<!DOCTYPE|<\?xml"
     r"|import |from |package |//|/\*|\"\"\""
     r"|'use strict'|\[File: "
-    r"|diff --git|name: |on:|[0-9]{1,6}:(?![0-9]{2}:)|[ \t]+[0-9]{1,6}\t)"
+    r"|diff --git|name: |on:|[0-9]{1,6}:(?![0-9]{2}:)|[ \t]+[0-9]{1,6}\t"
+    # numbered lines after the text's leading blanks are cut: `cat -n`, Claude Code's Read
+    r"|[0-9]{1,6}(?:\t|\u2192))"
 )
+
+# A compiler's error at a source location (gcc/clang `a.c:3:7: error:`, javac, mypy `x.py:3:
+# error:`): a compile or type-check failure of the code (fixable evidence, rules.py). The
+# pattern opens with a literal colon (a fast search); the path before it is not needed.
+COMPILER_ERROR = re.compile(r":[0-9]{1,7}(?::[0-9]{1,5})?: (?:fatal )?error: ")
+
+# A search's listing line (`grep -rn`: `src/api.ts:12:    throw new Error(...)`, or without
+# the line number when no blank follows the colon: not bash's `x.sh: line 7: ...`, nor pytest's
+# `test_a.py::test_b`), unless it is a compiler's diagnostic of the same shape (`a.c:3:7:
+# error:`).
+# A text whose lines are all such lines quotes files: their failure words are not this call's
+# (rules.py; Go's and tsc's diagnostic lines are read before).
+LISTING_LINE = re.compile(
+    r"(?:\.{1,2}/)?[\w./\\-]{1,200}\.[A-Za-z0-9]{1,10}:(?=[0-9]{1,7}:|[^\s:])"
+    r"(?![0-9:]{0,16} ?(?:fatal )?(?:error|warning|note)\b)"
+)
+
+# A file's numbered line as read and edit tools quote it (`cat -n`'s `    10\t`, Claude Code's
+# Read and Edit `    10→`): an agent's failure phrase on such a line is the file's text, not
+# this call's (rules.py). NUMBERED_LINE finds one after a newline (a fast search).
+NUMBERED_PREFIX = re.compile(r"[ \t]{0,8}[0-9]{1,6}[\t\u2192]")
+NUMBERED_LINE = re.compile(r"\n[ \t]{0,8}[0-9]{1,6}[\t\u2192]")
+
+# A title and its underline as the first two lines (`Changelog` / `=========`): a document,
+# unless the title is a report line itself or unittest's progress line (`E` then `=====`).
+SETEXT_UNDERLINE = re.compile(r"(?:={3,200}|-{3,200})[ \t]*$")
+SETEXT_TITLE = re.compile(r"(?![.EFsx]{1,2000}[ \t]*$)[^\s=-]")
 
 # --- classification evidence, by tier (see rules.py) ---
 
@@ -213,7 +257,7 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     ("Read-only file system", "unrecoverable"),
     ("EROFS", "unrecoverable"),
     ("Operation not permitted", "unrecoverable"),
-    ("Permission denied (publickey)", "unrecoverable"),
+    ("Permission denied (publickey", "unrecoverable"),  # ssh, whatever methods it lists
     ("Could not read from remote repository", "unrecoverable"),
     ("ECONNRESET", "transient"),
     ("onnection reset", "transient"),
@@ -284,7 +328,9 @@ EXCEPTION_KIND = {
     "PoolTimeout": "transient",
     "ConnectionResetError": "transient",
     "ConnectionAbortedError": "transient",
-    "TimeoutError": "transient",
+    # a timeout of unknown kind: a network's (`[Errno 110]`, read by tier 6) or the call's own
+    # time limit (Playwright's `TimeoutError: Timeout 30000ms exceeded`): GUIDE precedence 3
+    "TimeoutError": "ambiguous",
     "RateLimitError": "transient",
     "RateLimitExceededException": "transient",
     "NameError": "fixable",
