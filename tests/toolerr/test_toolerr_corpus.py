@@ -30,6 +30,9 @@ TEST5_SHA256 = "51e0b00ffd58116a3fe6e1dd54afff7df2a223167e8dca2e1623f2befc3908ba
 # The held-out split of the fourth round (test5 became tuning data after its one
 # evaluation); frozen before its one evaluation.
 TEST6_SHA256 = "15af70385493174fda745fedb1827d5149155a11ac0b1c9efe4aa21092b9f052"
+# The held-out split of session 5 (test6 became tuning data after its one evaluation):
+# collected by five collectors in parallel without the rules, frozen before its evaluation.
+TEST7_SHA256 = "0045c3d0772dbf978fe641fc7fb0299553e3a71c86d89da6593ff216bcb9f341"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
@@ -40,6 +43,7 @@ def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test4.jsonl").read_bytes()).hexdigest() == TEST4_SHA256
     assert hashlib.sha256((CORPUS / "test5.jsonl").read_bytes()).hexdigest() == TEST5_SHA256
     assert hashlib.sha256((CORPUS / "test6.jsonl").read_bytes()).hexdigest() == TEST6_SHA256
+    assert hashlib.sha256((CORPUS / "test7.jsonl").read_bytes()).hexdigest() == TEST7_SHA256
 
 
 def test_records_carry_label_provenance_and_split():
@@ -154,6 +158,27 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["group"] for r in test6} & {r["group"] for r in everything}
     assert not {r["text"] for r in test6} & {r["text"] for r in everything}
     assert not {r["id"] for r in test6} & {r["id"] for r in everything}
+
+
+def test_test7_shares_no_group_text_or_id_with_the_other_splits():
+    test7 = read_split("test7")
+    for r in test7:
+        assert r["id"].startswith("t7-") and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == "test7", r["id"]
+        assert r["source"] and r["group"] and r["client"], r["id"]
+        assert isinstance(r["is_error"], bool), r["id"]
+    assert len(test7) >= 300 and {r["label"] for r in test7} == set(LABELS)
+    texts = [r["text"] for r in test7]
+    assert len(texts) == len(set(texts)) and len({r["id"] for r in test7}) == len(test7)
+    others = [
+        r
+        for split in sorted(CORPUS.glob("*.jsonl"))
+        if split.stem != "test7"
+        for r in read_split(split.stem)
+    ]
+    assert not {r["group"] for r in test7} & {r["group"] for r in others}
+    assert not set(texts) & {r["text"] for r in others}
+    assert not {r["id"] for r in test7} & {r["id"] for r in others}
 
 
 def test_wide_rules_meet_the_targets_on_the_held_out_split():
