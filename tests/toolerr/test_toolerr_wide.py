@@ -15,8 +15,9 @@ from exactserve.toolerr.detect import detect
 from exactserve.toolerr.forms import Options
 from exactserve.toolerr.messages import Message
 from exactserve.toolerr.request import process
-from exactserve.toolerr.wide import classify_wide, judge, rules
+from exactserve.toolerr.wide import classify_wide, judge, lexicons
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import toolchains as t
 
 # test3 became tuning data after its one evaluation (the newest held-out split is never read)
 SPLITS = ("dev", "dev_extra", "dev_extra2", "test", "test2", "test3")
@@ -298,18 +299,24 @@ def test_word_lookup_gives_the_plain_loops_answers():
     """Markers and the rarest-character filters are a speed device: the same answers as
     `word in text` over every text of these splits and its pieces."""
     for lexicon, words in (
-        (rules.FIXABLE_WORDS, rules.WORDS["fixable"]),
-        (rules.UNRECOVERABLE_WORDS, rules.WORDS["unrecoverable"]),
-        (rules.CONDITIONS, tuple(word for word, _ in rules.WORDS["conditions"])),
-        (rules.UNSURE_NETWORK, rules.WORDS["unsure"]),
-        (rules.FAILURE_PHRASES, rules.WORDS["phrases"]),
-        (rules.DENIAL, rules.WORDS["denial"]),
-        (rules.QUOTA, rules.WORDS["quota"]),
-        (rules.RATE_LIMIT, rules.WORDS["rate"]),
+        (lexicons.FIXABLE_WORDS, lexicons.WORDS["fixable"]),
+        (lexicons.UNRECOVERABLE_WORDS, lexicons.WORDS["unrecoverable"]),
+        (lexicons.CONDITIONS, tuple(word for word, _ in lexicons.WORDS["conditions"])),
+        (lexicons.UNSURE_NETWORK, lexicons.WORDS["unsure"]),
+        (lexicons.FAILURE_PHRASES, lexicons.WORDS["phrases"]),
+        (lexicons.DENIAL, lexicons.WORDS["denial"]),
+        (lexicons.QUOTA, lexicons.WORDS["quota"]),
+        (lexicons.RATE_LIMIT, lexicons.WORDS["rate"]),
         *(
             (family, words)
             for (_, family), (_, words) in zip(
-                rules.FIXABLE_FAMILIES, (*rules.FAMILY_WORDS, *g.FIXABLE_FAMILIES), strict=True
+                lexicons.FIXABLE_FAMILIES,
+                (
+                    *lexicons.FAMILY_WORDS,
+                    *g.FIXABLE_FAMILIES,
+                    *t.FIXABLE_FAMILIES,
+                ),
+                strict=True,
             )
         ),
     ):

@@ -13,8 +13,9 @@ from corpus_records import TUNING_SPLITS, records_by_id
 
 from exactserve.toolerr.detect import detect
 from exactserve.toolerr.messages import Message
-from exactserve.toolerr.wide import classify_wide, judge, rules
+from exactserve.toolerr.wide import classify_wide, judge, lexicons
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import lines as line_reading
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.shapes import EXIT_LINE
 
@@ -232,34 +233,34 @@ def test_shared_marker_lookups_give_each_lookups_answer():
     line patterns' markers change no answer, on every tuning text and its pieces."""
     texts = [r["text"] for r in RECORDS.values()]
     pieces = [p for t in texts for p in (t, t[:300], t[-300:], t.lower(), t.upper())]
-    lexicons = (
-        rules.FIRST_TIERS,
-        rules.SIXTH_TIER,
-        rules.UNRECOVERABLE_WORDS,
-        rules.FIXABLE_THEN_MARKERS,
+    lookups = (
+        lexicons.FIRST_TIERS,
+        lexicons.SIXTH_TIER,
+        lexicons.UNRECOVERABLE_WORDS,
+        lexicons.FIXABLE_THEN_MARKERS,
     )
     line_marks = tuple(m for marks, _ in g.MARKED_LINES for m in marks)
     for piece in pieces:
         seen: dict[str, bool] = {}
-        for lexicon in lexicons:
+        for lexicon in lookups:
             assert lexicon.first(piece, seen) == lexicon.first(piece)
             assert lexicon.present_at(piece, seen) == lexicon.present_at(piece)
         assert all(seen[marker] == (marker in piece) for marker in seen)
-        assert rules.LINE_MARKS.present(piece) == [m for m in line_marks if m in piece]
+        assert lexicons.LINE_MARKS.present(piece) == [m for m in line_marks if m in piece]
         compiler = next((m for m in w.COMPILER_MARKS if m in piece), None)
-        assert rules.COMPILER_MARKS.first(piece) == compiler
+        assert lexicons.COMPILER_MARKS.first(piece) == compiler
         for pattern in (w.TEST_PASSED, w.CHECKER_FAILED):  # scan.LineStart as MULTILINE
             assert pattern.findall(piece) == pattern.plain.findall(piece)
-        if "Found " not in piece:  # (rules._test_verdict looks for it in the last characters)
+        if "Found " not in piece:  # (lines.failed_verdict looks for it in the last characters)
             assert w.CHECKER_FAILED.search(piece) is None
         for size in (300, 400):
-            assert rules._stripped_end(piece, size) == piece.rstrip()[-size:]
+            assert line_reading.stripped_end(piece, size) == piece.rstrip()[-size:]
             spaced = piece + " \n" * 60
-            assert rules._stripped_end(spaced, size) == spaced.rstrip()[-size:]
+            assert line_reading.stripped_end(spaced, size) == spaced.rstrip()[-size:]
         for line in piece.split("\n")[:8]:  # shapes._wrapper_codes' gate before EXIT_LINE
             if EXIT_LINE.search(line[:200].strip()):
                 assert "xit" in line or "non-zero code:" in line
-        assert (rules.PASS_MARKS.first(piece) is None) == (
+        assert (lexicons.PASS_MARKS.first(piece) is None) == (
             not any(m in piece for m in w.PASS_MARKS)
         )
 

@@ -1,7 +1,7 @@
 """The speed devices of the wide rule set change no answer: the newline-led line-start
 patterns (toolerr/wide/scan.py), the HTTP status pattern split by its first digit, the
 tiers looked up as one list, and the line memo give what the plain forms give, on every
-tuning text of the corpus (test6 among them since its one evaluation) and on pieces of them."""
+tuning text of the corpus (test7 among them since its one evaluation) and on pieces of them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import re
 
 from corpus_records import TUNING_SPLITS, read_split
 
-from exactserve.toolerr.wide import rules
+from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import lexicons
+from exactserve.toolerr.wide import lines as line_reading
 from exactserve.toolerr.wide import words as w
 
 TEXTS = [r["text"] for split in TUNING_SPLITS for r in read_split(split)]
@@ -47,9 +49,9 @@ def test_status_patterns_split_by_digit_find_the_same_statuses():
 def test_tiers_looked_up_together_give_each_tiers_answer():
     """FIRST_TIERS: the first word of DENIAL, else QUOTA, RATE_LIMIT, OWN_TIMEOUT; the
     sixth tier's one list: the present words of CONDITIONS, UNSURE_NETWORK, PERMISSION."""
-    tiers = (rules.DENIAL, rules.QUOTA, rules.RATE_LIMIT, rules.OWN_TIMEOUT)
+    tiers = (lexicons.DENIAL, lexicons.QUOTA, lexicons.RATE_LIMIT, lexicons.OWN_TIMEOUT)
     names = ("denial", "quota", "rate", "timeout")
-    sixth = (rules.CONDITIONS, rules.UNSURE_NETWORK, rules.PERMISSION)
+    sixth = (lexicons.CONDITIONS, lexicons.UNSURE_NETWORK, lexicons.PERMISSION)
     for piece in PIECES:
         expected = next(
             (
@@ -59,9 +61,9 @@ def test_tiers_looked_up_together_give_each_tiers_answer():
             ),
             (None, None),
         )
-        word = rules.FIRST_TIERS.first(piece)
-        assert (rules.FIRST_TIER.get(word), word) == expected
-        together = [rules.SIXTH_TIER.words[i] for i in rules.SIXTH_TIER.present_at(piece)]
+        word = lexicons.FIRST_TIERS.first(piece)
+        assert (lexicons.FIRST_TIER.get(word), word) == expected
+        together = [lexicons.SIXTH_TIER.words[i] for i in lexicons.SIXTH_TIER.present_at(piece)]
         assert together == [word for lexicon in sixth for word in lexicon.present(piece)]
 
 
@@ -69,14 +71,14 @@ def test_fixable_words_then_family_markers_give_the_plain_loops_answer():
     """The fixable words and the families' markers in one list: the first fixable word,
     else the first word of the first family whose marker occurs and has one."""
     for piece in PIECES:
-        expected = rules.FIXABLE_WORDS.first(piece)
-        for marker, family in rules.FIXABLE_FAMILIES:
+        expected = lexicons.FIXABLE_WORDS.first(piece)
+        for marker, family in lexicons.FIXABLE_FAMILIES:
             if expected is None and marker in piece:
                 expected = family.first(piece)
-        found = rules.FIXABLE_THEN_MARKERS.first_at(piece)
-        fix, families = None, rules.FIXABLE_FAMILIES[found - rules.FIXABLE_WORDS.size :]
-        if found < rules.FIXABLE_WORDS.size:
-            fix, families = rules.FIXABLE_THEN_MARKERS.words[found], ()
+        found = lexicons.FIXABLE_THEN_MARKERS.first_at(piece)
+        fix, families = None, lexicons.FIXABLE_FAMILIES[found - lexicons.FIXABLE_WORDS.size :]
+        if found < lexicons.FIXABLE_WORDS.size:
+            fix, families = lexicons.FIXABLE_THEN_MARKERS.words[found], ()
         for marker, family in families:
             if fix is None and marker in piece:
                 fix = family.first(piece)
@@ -88,25 +90,25 @@ def test_cheap_gates_hold_for_every_match():
     `Error`, `Exception`, `Timeout` or `::` does: every match holds them."""
     for piece in PIECES:
         if "4" not in piece and "5" not in piece:
-            assert not any(pattern.findall(piece) for pattern in rules.STATUS_PATTERNS)
+            assert not any(pattern.findall(piece) for pattern in lexicons.STATUS_PATTERNS)
         if not any(mark in piece for mark in ("Error", "Exception", "Timeout", "::")):
             assert not w.EXCEPTION_NAME.plain.findall(piece)
-            assert not rules.g.classes_mid_line(piece)
+            assert not g.classes_mid_line(piece)
 
 
 def test_line_matches_skip_only_lines_already_tried():
-    patterns = (rules.REPORT_LINE,)
+    patterns = (lexicons.REPORT_LINE,)
     for text in TEXTS:
         lines = text.split("\n")[:40]
-        plain = next((m for line in lines if (m := rules.REPORT_LINE.match(line))), None)
+        plain = next((m for line in lines if (m := lexicons.REPORT_LINE.match(line))), None)
         plain_found = [
             m
             for line in lines
-            if (m := rules.REPORT_LINE.match(line))
-            and not line.startswith(rules.g.BENIGN_REPORTS)
-            and not rules.LOG_RECORD.match(line)  # a log file's record (fourth round)
+            if (m := lexicons.REPORT_LINE.match(line))
+            and not line.startswith(g.BENIGN_REPORTS)
+            and not lexicons.LOG_RECORD.match(line)  # a log file's record (fourth round)
         ]
-        found = rules._line_match(patterns, lines)
+        found = line_reading.line_match(patterns, lines)
         assert (found and found.group(0)) == (plain_found[0].group(0) if plain_found else None)
         if plain is None:
-            assert rules._line_match(patterns, lines, tried=set(lines)) is None
+            assert line_reading.line_match(patterns, lines, tried=set(lines)) is None

@@ -5,6 +5,7 @@ decision. See `rules.py` for the order of the rules and docs/TOOLERR.md for the 
 
 from __future__ import annotations
 
-from exactserve.toolerr.wide.rules import Verdict, classify_wide, judge
+from exactserve.toolerr.wide.classify import classify_wide
+from exactserve.toolerr.wide.rules import Verdict, judge
 
 __all__ = ["Verdict", "classify_wide", "judge"]

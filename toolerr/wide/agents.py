@@ -57,10 +57,20 @@ SIGNAL_EXITS = (130, 134, 137, 139, 143)
 FAILURE_PHRASES = (
     "did not conform to the edit format",  # aider
     "does not appear in the file",  # Zed's edit tool
+    # CrewAI's observations after input it could not parse (`... I MUST either use a tool
+    # (use one at time) OR give my best final answer`) or a call it would not repeat (its own
+    # phrasing: plain English such as `I encountered an error` or `errors and try again` is
+    # what read files and issue bodies say too)
+    *("I MUST either use a tool", "I must stop using this action input"),
 )
 DENIAL = (
-    "has been denied.",
-)  # Claude Code: `Permission to use Bash with command X has been denied.`
+    "has been denied.",  # Claude Code: `Permission to use Bash with command X has been denied.`
+    # Gemini CLI: the user declined the call (`[Operation Cancelled] Reason: User cancelled
+    # the operation.`), or a path outside the workspace the user allowed (`Path not in
+    # workspace: Attempted path "..." resolves outside the allowed workspace directories`)
+    "[Operation Cancelled]",
+    "outside the allowed workspace",
+)
 QUOTA = ("quota_exceeded", "quota exceeded")
 CONDITIONS: tuple[tuple[str, str], ...] = (
     # Go's and the kernel's lower-case spellings
@@ -119,5 +129,20 @@ FIXABLE_WORDS = (
     "must have required property",  # ajv schema validation
     "nknown option",  # command-line usage
     "Type error: ",  # Next.js's type check
+    # agents' own results: Claude Code's `File has been unexpectedly modified. Read it again
+    # before attempting to write it.` (and `... modified since read, ...`); an expected text
+    # that was not there, in edit tools' and linters' words (Gemini CLI's and Qwen Code's
+    # `Expected 1 occurrence but found 2 for old_string`, eslint's `Expected indentation of 4
+    # spaces but found 2`)
+    *("Read it again before", " but found "),
+    # tool-calling frameworks: ajv's `must NOT have additional properties`, pydantic-ai's
+    # retry prompt `Fix the errors and try again.`, Mastra's and Amazon Q's `Tool validation
+    # failed`
+    *("must NOT have ", "Fix the errors and try again", "Tool validation failed"),
+    # CrewAI's observations: input it could not parse (`Error: the Action Input is not a valid
+    # key, value dictionary.`, `I MUST either use a tool ... OR give my best final answer`),
+    # a call it would not repeat
+    *("is not a valid key, value dictionary", "I MUST either use a tool"),
+    "I must stop using this action input",
     *("undefined reference to", "no input files"),  # linkers and compilers
 )

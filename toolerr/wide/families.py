@@ -39,7 +39,17 @@ FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "unknown revision or path not in the working tree",
             "ignored by one of your .gitignore files",
             "repository rule violations",  # GitHub's push protection
+            "has no upstream branch",  # a push before `--set-upstream`
         ),
     ),
-    ("[ERROR]", ("cannot find symbol", "COMPILATION ERROR", "Compilation failure")),
+    # Maven: javac's errors, surefire's failed tests
+    (
+        "[ERROR]",
+        (
+            "cannot find symbol",
+            "COMPILATION ERROR",
+            "Compilation failure",
+            "There are test failures",
+        ),
+    ),
 )

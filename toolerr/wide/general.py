@@ -30,7 +30,8 @@ import re
 _PREFIX = (
     r"(?:[✗✕✘×❌✖] ?|错误[:：] ?|E: |E {3,8}(?=[A-Z])|\{ \[?|\[|<|Caused by: "
     r"|[\w.+-]{1,30}: (?=(?:fatal )?(?:error|Error|ERROR|fatal)[:\[ ])"
-    r"|(?:[A-Za-z][a-z]{1,15} ){1,3}(?=(?:error|Error|exception|Exception)(?::| occurred)))?"
+    r"|(?:[A-Za-z][a-z]{1,15} |[A-Z]{2,5} ){1,3}"  # (words or acronyms: `API error occurred:`)
+    r"(?=(?:error|Error|exception|Exception)(?::| occurred)))?"
 )
 PREFIXED_BODY = (
     rf"{_PREFIX}(?:(?:Error|ERROR|error|fatal error|FATAL|fatal|exception|Exception)"
@@ -164,8 +165,11 @@ FAILURE_PHRASES = (
     "You have reached your pull rate limit",
 )
 
-# A status named by a client's words: `Unexpected HTTP response 401`, `response code: 401`.
-STATUS_MORE = re.compile(r"esponse(?: code)?:? ([45][0-9]{2})(?![0-9])")
+# A status named by a client's words: `Unexpected HTTP response 401`, `response code: 401`,
+# cargo's `failed to get 200 response from `https://...`, got 504` (the URL may wrap a line).
+STATUS_MORE = re.compile(
+    r"esponse(?:(?: code)?:? | from [^\s]{1,300}\s{1,3}got )([45][0-9]{2})(?![0-9])"
+)
 
 # The kind from the words of an exception class's own name (when the class is not in
 # words.EXCEPTION_KIND); a name with words of two kinds gives none.
@@ -197,8 +201,10 @@ CLASS_WORDS: tuple[tuple[str, str], ...] = (
     ("Attribute", "fixable"),
     ("Import", "fixable"),
 )
-# An exception class named in the middle of a line (`... due to: IndexError: list index`).
+# An exception class named in the middle of a line (`... due to: IndexError: list index`), else
+# by its repr (Python's `KeyError('check_availability')`, `ValidationError(StatefulSet.spec)`).
 CLASS_MARKS = ("Error: ", "Exception: ")
+REPR_MARK = "Error("
 
 
 def class_kind(name: str) -> str | None:
@@ -208,13 +214,16 @@ def class_kind(name: str) -> str | None:
 
 
 def classes_mid_line(text: str) -> list[str]:
-    """Exception classes followed by `: ` anywhere in `text` (`due to: IndexError: ...`),
-    in order; found by the literal `Error: ` / `Exception: ` and read backwards."""
-    found = []
-    for mark in CLASS_MARKS:
+    """Exception classes followed by `: ` anywhere in `text` (`due to: IndexError: ...`), in
+    order, and when none but `Error` itself is, classes followed by `(` (`Error:
+    KeyError('x')`); found by the literal marks and read backwards."""
+    found: list[tuple[int, str]] = []
+    for mark in (*CLASS_MARKS, REPR_MARK):
+        if mark is REPR_MARK and any(name not in ("Error", "Exception") for _, name in found):
+            break  # (`Error: ` named a class: no repr is read)
         start = text.find(mark)
         while start != -1 and len(found) < 4:
-            end = start + len(mark) - 2
+            end = start + len(mark.rstrip(": ("))  # the end of the class's name
             name = text[max(0, end - 62) : end].rsplit(None, 1)[-1].lstrip(":([<_")
             if name[:1].isupper() and name.isidentifier():
                 found.append((start, name))

@@ -30,34 +30,44 @@ EXIT_LINE = re.compile(
 )
 SIGNAL_LINE = re.compile(r"^Signal: ([0-9]{1,3})\s*$")
 JSON_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
+# An API error object's HTTP status (`{"status": 401, "message": "API token is invalid."}`).
+JSON_STATUS_KEYS = ("status", "statusCode", "status_code")
 HTML_STATUS = re.compile(r"<title>\s*([45][0-9]{2})\b")
 
 
 class Shape(NamedTuple):
     """What the structure says. `exit_code` None: no wrapper with an exit code found;
-    `json` the decoded body when the text is a JSON object or array."""
+    `json` the decoded body when the text is a JSON object or array; `html_status` the
+    4xx/5xx status of an HTML error page's title, `json_status` a JSON object's numeric
+    4xx/5xx `status` (`statusCode`, `status_code`)."""
 
     exit_code: int | None
     signal: int | None
     json: Any
     html_status: int | None
+    json_status: int | None = None
 
 
 def read_shape(text: str) -> Shape:
     start = text[:64].lstrip()[:1]
     decoded = _json(text) if start in ("{", "[") else None
-    exit_code = signal = None
+    exit_code = signal = json_status = None
     if isinstance(decoded, dict):
         for key in JSON_EXIT_KEYS:
             value = decoded.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 exit_code = value
                 break
+        for key in JSON_STATUS_KEYS:
+            value = decoded.get(key)
+            if isinstance(value, int) and 400 <= value <= 599:
+                json_status = value
+                break
     elif decoded is None:
         exit_code, signal = _wrapper_codes(text[:2000].strip(), text[-2000:].strip())
     head = text[:300]
     html = HTML_STATUS.search(head) if "<title>" in head else None
-    return Shape(exit_code, signal, decoded, int(html.group(1)) if html else None)
+    return Shape(exit_code, signal, decoded, int(html.group(1)) if html else None, json_status)
 
 
 def window(text: str) -> str:
@@ -112,7 +122,8 @@ def _wrapper_codes(head: str, tail: str) -> tuple[int | None, int | None]:
         line = line[:200].strip()
         if line.startswith("Signal: "):
             found = SIGNAL_LINE.match(line)
-            signal = int(found.group(1)) if found else signal
+            # Gemini CLI's `Signal: 0` names no signal (as `Signal: (none)` does)
+            signal = int(found.group(1)) if found and found.group(1) != "0" else signal
         # (every EXIT_LINE match holds `xit` or `non-zero code:`)
         elif exit_code is None and ("xit" in line or "non-zero code:" in line):
             found = EXIT_LINE.search(line)

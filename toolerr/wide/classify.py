@@ -1,0 +1,170 @@
+"""Classification of a wide failure: the kind of the evidence window, taken from the first
+tier with evidence (the order is in rules.py's docstring and docs/TOOLERR.md); conflicting
+evidence inside the deciding tier gives `ambiguous`.
+"""
+
+from __future__ import annotations
+
+from exactserve.toolerr.wide import agents as a
+from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import toolchains as t
+from exactserve.toolerr.wide import words as w
+from exactserve.toolerr.wide.lexicons import (
+    FIRST_TIER,
+    FIRST_TIERS,
+    FIXABLE_FAMILIES,
+    FIXABLE_THEN_MARKERS,
+    FIXABLE_WORDS,
+    RETRY_AFTER,
+    SIXTH_KIND,
+    SIXTH_TIER,
+    STATUS_LOOKUPS,
+    UNRECOVERABLE_WORDS,
+)
+from exactserve.toolerr.wide.lines import failed_verdict, quote
+from exactserve.toolerr.wide.shapes import Shape
+
+
+def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
+    """(kind, evidence) for a failure whose evidence window is `text`."""
+    seen: dict[str, bool] = {}  # markers scanned for, shared by the tiers' lookups
+    word = FIRST_TIERS.first(text, seen)  # DENIAL, QUOTA, RATE_LIMIT, OWN_TIMEOUT in turn
+    tier = FIRST_TIER.get(word)
+    if tier == "denial":
+        return "unrecoverable", f"denial {quote(word)}"
+    if tier == "quota":
+        retry = RETRY_AFTER.first(text)
+        if retry is not None:
+            return "ambiguous", f"quota {quote(word)} and {quote(retry)} disagree"
+        return "unrecoverable", f"quota {quote(word)}"
+    if tier == "rate":
+        return "transient", f"rate limit {quote(word)}"
+    if tier == "timeout":
+        return "ambiguous", f"own timeout {quote(word)}"
+    if shape is not None and shape.signal is not None:
+        return "ambiguous", f"signal {shape.signal}"
+    if shape is not None and shape.exit_code in a.SIGNAL_EXITS:
+        return "ambiguous", f"exit {shape.exit_code}: killed by a signal"
+    statuses = _http_statuses(text, shape)
+    if statuses:
+        kinds = {_status_kind(s) for s in statuses}
+        named = ",".join(str(s) for s in statuses)
+        if len(kinds) == 1:
+            return kinds.pop(), f"HTTP {named}"
+        return "ambiguous", f"HTTP {named} disagree"
+    decided = _conditions(text, seen)
+    if decided is not None:
+        return decided
+    decided = _exception_kind(text)
+    if decided is not None:
+        return decided
+    bad = UNRECOVERABLE_WORDS.first(text, seen)
+    # the fixable words, then (only when none occurs) the tool families whose marker occurs
+    found = FIXABLE_THEN_MARKERS.first_at(text, seen)
+    fix, families = None, FIXABLE_FAMILIES[found - FIXABLE_WORDS.size :]
+    if found < FIXABLE_WORDS.size:
+        fix, families = FIXABLE_THEN_MARKERS.words[found], ()
+    for marker, family in families:
+        if fix is None and marker in text:
+            fix = family.first(text)
+    if fix is None and failed_verdict(text):
+        fix = "failed tests"
+    if fix is None and "error: " in text and w.COMPILER_ERROR.search(text):
+        fix = "compiler error"
+    head = text[: t.FINDING_HEAD]  # (findings are listed from the first lines on)
+    if fix is None and t.LINT_FINDING.search(head):
+        fix = "lint finding"
+    if fix is None and ".go:" in head and t.GO_LOCATION.search(head):
+        fix = "Go source location"
+    if bad and fix:
+        return "ambiguous", f"words {quote(bad)} and {quote(fix)} disagree"
+    if bad:
+        return "unrecoverable", f"words {quote(bad)}"
+    if fix:
+        return "fixable", f"words {quote(fix)}"
+    return "ambiguous", "no evidence of a kind"
+
+
+def _exception_kind(text: str) -> tuple[str, str] | None:
+    """The kind of the last exception class named on a report line (or, when none is
+    named there, in the middle of a line): the known classes, then the words of the
+    class's own name. (Every class named ends in `Error`, `Exception` or `Timeout`, or
+    follows a `::`: a text with none of them names none, and costs four scans at most.)"""
+    if not ("Error" in text or "Exception" in text or "Timeout" in text or "::" in text):
+        return None
+    names = [a or b for a, b in w.EXCEPTION_NAME.findall(text)] or g.classes_mid_line(text)
+    if not names:
+        return None
+    name = names[-1]
+    if name in w.EXCEPTION_KIND:
+        return w.EXCEPTION_KIND[name], f"exception {name}"
+    kind = g.class_kind(name)
+    return (kind, f"exception class {name}") if kind else None
+
+
+def _http_statuses(text: str, shape: Shape | None) -> list[int]:
+    scope = text[: w.HTTP_SCOPE]
+    found = set()
+    if "4" in scope or "5" in scope:  # every status is 4xx or 5xx: most texts hold neither digit
+        found = {
+            int(status)
+            for gate, pattern in STATUS_LOOKUPS
+            if gate in scope
+            for status in pattern.findall(scope)
+        }
+    if shape is not None and shape.html_status is not None:
+        found.add(shape.html_status)
+    if shape is not None and shape.json_status is not None:
+        found.add(shape.json_status)
+    return sorted(found)[:4]
+
+
+def _status_kind(status: int) -> str:
+    if status in (401, 402, 403, 407):  # 402: Payment Required; 407: proxy credentials
+        return "unrecoverable"
+    if status in (400, 404, 405, 409, 410, 422):
+        return "fixable"
+    if status in (408, 425, 429, 502, 503, 504, 529):  # 529: Anthropic's "Overloaded"
+        return "transient"
+    return "ambiguous"
+
+
+def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, str] | None:
+    kinds: dict[str, str] = {}
+    unsure = None
+    permission = ssh = False
+    for index in SIXTH_TIER.present_at(text, seen):  # CONDITIONS, UNSURE_NETWORK, PERMISSION
+        word, kind = SIXTH_TIER.words[index], SIXTH_KIND[index]
+        if kind == "unsure":
+            unsure = unsure or word
+        elif kind == "permission":
+            permission = True
+        else:
+            kinds.setdefault(kind, word)
+            ssh = ssh or word.startswith("Permission denied (")  # ssh's methods: decided
+    if permission and not ssh:
+        if w.RELATIVE_EXEC.search(text):
+            kinds.setdefault("fixable", "./... Permission denied")
+        elif w.SYSTEM_PATH.search(text):
+            kinds.setdefault("unrecoverable", "Permission denied on a system path")
+        else:
+            unsure = unsure or "Permission denied"
+    if kinds.keys() == {"unrecoverable", "fixable"} and kinds["unrecoverable"] in a.DISK_WORDS:
+        del kinds["fixable"]  # a full or read-only disk, then the files it could not write
+    # (each substring scan behind a `memchr` of its rarest character: most texts lack it)
+    if "fixable" in kinds and "6" in text and a.INTERNAL_ERROR in text:
+        # a JSON-RPC internal error: the missing path may be the server's own, not the call's
+        unsure = unsure or f"{kinds.pop('fixable')} in an internal error"
+    if "transient" in kinds:
+        if "k" in text and a.DNS_LOOKUP in text:  # a timeout of a DNS lookup: no passing fault
+            unsure = unsure or f"{kinds.pop('transient')} in a DNS lookup"
+        elif kinds["transient"] in a.RESET_WORDS and any(host in text for host in a.LOOPBACK):
+            # a reset by a server on this machine (one the agent started): not a passing fault
+            unsure = unsure or f"{kinds.pop('transient')} on a local address"
+    if len(kinds) == 1 and unsure is None:
+        kind, word = next(iter(kinds.items()))
+        return kind, f"condition {quote(word)}"
+    if kinds or unsure:
+        named = [*kinds.values(), *([unsure] if unsure else [])]
+        return "ambiguous", "conditions " + " and ".join(quote(n) for n in named)
+    return None

@@ -1,0 +1,82 @@
+"""Developer toolchains' failure shapes for the wide rule set: compilers' diagnostics at a
+source location, database clients, build configurators, downloaders and package managers, in
+the same form as toolerr.wide.words and agents.py. Data only; rules.py and classify.py add
+each list to its tier.
+
+Collected on test7 (tuned on after its one evaluation) by general cause: each shape is a
+tool's fixed format (a location line, an error code, a final line), not one text's phrase.
+"""
+
+from __future__ import annotations
+
+import re
+
+from exactserve.toolerr.wide.scan import LineStart
+
+# A line that begins a failure report (rules.REPORT_LINE, after every other shape): the MySQL
+# and MariaDB client's `ERROR 1045 (28000): Access denied ...` (an error number and its
+# SQLSTATE), CMake's `CMake Error at file:line (command):` and `CMake Error: ...`, a PHP
+# exception class behind its namespace (`GuzzleHttp\Exception\ConnectException: cURL error
+# 28: ...`).
+REPORT_BODY = (
+    r"ERROR [0-9]{4} \([0-9A-Z]{5}\)(?: at line [0-9]{1,7})?: |CMake Error(?: at |: )"
+    r"|(?:[A-Za-z_][A-Za-z0-9_]{0,40}\\){1,8}[A-Z][A-Za-z0-9_]{0,60}(?:Exception|Error): "
+)
+# A last line that reports the command failed: wget's `2022-07-11 13:49:10 ERROR 404: Not
+# Found.`, Yarn 2+'s `➤ YN0000: · Failed with errors in 0s 670ms`.
+TERMINAL_BODY = (
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ERROR [0-9]{3}: "
+    r"|➤ YN0000: (?:[·└] )?Failed with errors in "
+)
+# A compiler's diagnostic at a source location among the first lines (tried only when a mark
+# occurs, as words.COMPILER_LINE): gcc, clang, swiftc and most compilers' `path:L:C: error:`
+# (the path without blanks, a Windows drive allowed), and kotlinc's `e: path.kt: (L, C): `
+# and `e: file:///path.kt:L:C `; golangci-lint's findings.
+LOCATION_LINE = (
+    r"(?:[A-Za-z]:)?[\w./\\-]{1,200}\.[A-Za-z0-9+]{1,10}:[0-9]{1,7}(?::[0-9]{1,5})?: "
+    r"(?:fatal )?error: "
+    r"|e: [^\n]{1,300}?\.kts?(?:: \([0-9]{1,7}, [0-9]{1,5}\): |:[0-9]{1,7}:[0-9]{1,5} )"
+    # golangci-lint's finding, its linter named last (`a.go:31:10: Error return value of
+    # `w.Write` is not checked (errcheck)`; tried only when `.go:` occurs)
+    r"|[\w./-]{1,200}\.go:[0-9]{1,7}:[0-9]{1,5}: [^\n]{1,300} \([a-z][a-z0-9_-]{1,30}\)$"
+)
+LOCATION_MARKS = (": error: ", ": fatal error: ", ".kt", ".go:")
+
+# An HTTP status named by a tool's words (classify.STATUS_PATTERNS): a JSON error body's
+# `"code": 402` (cargo's `failed to get 200 response from `...`, got 504` is general.py's).
+STATUS_CODE = (re.compile(r"\"code\" ?: ?\"?([45][0-9]{2})(?![0-9])"),)
+
+# Evidence words by kind (classify.py adds them to the tiers).
+CONDITIONS: tuple[tuple[str, str], ...] = (
+    # apt and dpkg: the lock another apt-get or unattended-upgrades holds is released when it
+    # ends (not `are you root?`, which says the call lacks the rights)
+    ("It is held by process", "transient"),
+    ("is another process using it?", "transient"),
+    # Windows cmd: a path the call spelt wrongly (`The filename, directory name, or volume
+    # label syntax is incorrect.`; its comma is a rarer probe than its letters)
+    ("filename, directory name, or volume label", "fixable"),
+    # ssh refused every key or password it tried, whatever methods it lists
+    ("Permission denied (password", "unrecoverable"),
+    ("Permission denied (keyboard-interactive", "unrecoverable"),
+    ("Permission denied (gssapi", "unrecoverable"),
+    ("Permission denied (hostbased", "unrecoverable"),
+)
+QUOTA = ("Quota exceeded",)  # Google APIs: `Quota exceeded for quota metric '...'`
+UNRECOVERABLE_WORDS = ("Access denied for user",)  # MySQL and MariaDB: wrong credentials
+FIXABLE_WORDS = (
+    *("Cannot find module '", "Cannot find package '"),  # Node's module resolution
+    "Unresolved reference",  # kotlinc, Swift
+)
+# Build tools' words, looked up only when their marker occurs (classify.py adds them to
+# families.FIXABLE_FAMILIES): Gradle's (Maven's are under `[ERROR]` there).
+FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("What went wrong", ("Compilation error", "There were failing tests")),
+)
+
+# A finding at a source location among the first lines of a failed command's output (the
+# first FINDING_HEAD characters; classify.py, the last tier's fixable evidence): a linter's
+# rule code after the location (flake8, ruff, pycodestyle: `a.py:5:67: W291 trailing
+# whitespace`), and Go's `file.go:64: ` (go vet, go build).
+FINDING_HEAD = 400
+LINT_FINDING = re.compile(r":[0-9]{1,7}:[0-9]{1,5}: [A-Z]{1,3}[0-9]{3,4} ")
+GO_LOCATION = LineStart(r"[ \t]{0,8}[\w./-]{1,200}\.go:[0-9]{1,7}(?::[0-9]{1,5})?: ")
