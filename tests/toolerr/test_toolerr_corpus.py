@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pytest
 from corpus_records import CORPUS, read_split
 
 from exactserve.server.cli import main
@@ -33,6 +34,9 @@ TEST6_SHA256 = "15af70385493174fda745fedb1827d5149155a11ac0b1c9efe4aa21092b9f052
 # The held-out split of session 5 (test6 became tuning data after its one evaluation):
 # collected by five collectors in parallel without the rules, frozen before its evaluation.
 TEST7_SHA256 = "0045c3d0772dbf978fe641fc7fb0299553e3a71c86d89da6593ff216bcb9f341"
+# The held-out split of session 5's second round (test7 became tuning data after its one
+# evaluation): four collectors in parallel, without the rules; frozen before its evaluation.
+TEST8_SHA256 = "23a7e5c09dbbc3b5b0032a4fd785617af085abe5f06b2c13cc111e7ecced6e34"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
@@ -44,6 +48,7 @@ def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test5.jsonl").read_bytes()).hexdigest() == TEST5_SHA256
     assert hashlib.sha256((CORPUS / "test6.jsonl").read_bytes()).hexdigest() == TEST6_SHA256
     assert hashlib.sha256((CORPUS / "test7.jsonl").read_bytes()).hexdigest() == TEST7_SHA256
+    assert hashlib.sha256((CORPUS / "test8.jsonl").read_bytes()).hexdigest() == TEST8_SHA256
 
 
 def test_records_carry_label_provenance_and_split():
@@ -160,25 +165,27 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["id"] for r in test6} & {r["id"] for r in everything}
 
 
-def test_test7_shares_no_group_text_or_id_with_the_other_splits():
-    test7 = read_split("test7")
-    for r in test7:
-        assert r["id"].startswith("t7-") and r["label"] in LABELS, r["id"]
-        assert r["kind"] in PROVENANCE and r["split"] == "test7", r["id"]
+@pytest.mark.parametrize("split", ["test7", "test8"])
+def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
+    records = read_split(split)
+    prefix = "t" + split.removeprefix("test") + "-"
+    for r in records:
+        assert r["id"].startswith(prefix) and r["label"] in LABELS, r["id"]
+        assert r["kind"] in PROVENANCE and r["split"] == split, r["id"]
         assert r["source"] and r["group"] and r["client"], r["id"]
         assert isinstance(r["is_error"], bool), r["id"]
-    assert len(test7) >= 300 and {r["label"] for r in test7} == set(LABELS)
-    texts = [r["text"] for r in test7]
-    assert len(texts) == len(set(texts)) and len({r["id"] for r in test7}) == len(test7)
+    assert len(records) >= 300 and {r["label"] for r in records} == set(LABELS)
+    texts = [r["text"] for r in records]
+    assert len(texts) == len(set(texts)) and len({r["id"] for r in records}) == len(records)
     others = [
         r
-        for split in sorted(CORPUS.glob("*.jsonl"))
-        if split.stem != "test7"
-        for r in read_split(split.stem)
+        for path in sorted(CORPUS.glob("*.jsonl"))
+        if path.stem != split
+        for r in read_split(path.stem)
     ]
-    assert not {r["group"] for r in test7} & {r["group"] for r in others}
-    assert not set(texts) & {r["text"] for r in others}
-    assert not {r["id"] for r in test7} & {r["id"] for r in others}
+    assert not {r["group"] for r in records} & {r["group"] for r in others}
+    assert not {t.strip() for t in texts} & {r["text"].strip() for r in others}
+    assert not {r["id"] for r in records} & {r["id"] for r in others}
 
 
 def test_wide_rules_meet_the_targets_on_the_held_out_split():
