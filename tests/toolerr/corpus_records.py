@@ -8,7 +8,7 @@ from pathlib import Path
 
 CORPUS = Path(__file__).parent / "corpus"
 # Every split the wide rules are tuned on. `test` (a regression check) is not among them;
-# test7 became tuning data after its one evaluation (the newest held-out split is collected
+# test8 became tuning data after its one evaluation (the newest held-out split is collected
 # apart and never read here).
 TUNING_SPLITS = (
     "dev",
@@ -22,6 +22,7 @@ TUNING_SPLITS = (
     "test5",
     "test6",
     "test7",
+    "test8",
 )
 
 

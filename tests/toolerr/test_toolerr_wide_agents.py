@@ -83,6 +83,14 @@ KNOWN_FALSE_DETECTIONS = {
     # the intent around them says success
     "t7-vecsum-unknown-arg-grep",
     "t7-gotestsum-e2e-ignoreswarnings",
+    # test8 (tuned on since its one evaluation): a script's own message that a missing module
+    # is expected (`Import error: No module named 'yaml'` / `This is expected ...`), a
+    # kubectl events listing whose row says `Readiness probe failed:`, and a service's log
+    # (`INFO: ...`, then `ERROR: ... connection refused`) read back: only the intent and the
+    # command around them say success
+    "t8-docgen-2",
+    "t8-bank-of-anthos-261",
+    "t8-poe-openai-proxy-55",
 }
 
 
@@ -113,7 +121,9 @@ def test_no_definite_failure_gets_a_wrong_kind():
     specific evidence points elsewhere than the thread: npm's 404 during a registry incident
     (transient by the thread), a hosted server's policy refusal sent as -32602 (unrecoverable),
     a server's own broken launcher whose bash `syntax error` comes back under -32603
-    (unrecoverable)."""
+    (unrecoverable); and one of test8: `dotnet restore` with no .NET SDK installed, whose
+    text reads as a mistyped command (`The application 'restore' does not exist.`) and is
+    unrecoverable by its thread."""
     wrong = set()
     for record_id, record in RECORDS.items():
         failures = _verdict(record)
@@ -125,4 +135,5 @@ def test_no_definite_failure_gets_a_wrong_kind():
         "t7-pm2-4803",
         "t7-slack-skills-plugin-33",
         "t7-claude-code-mcp-enhanced-bash-js",
+        "t8-rimworld-piezoelectric-flooring-mod-1",
     }

@@ -29,6 +29,14 @@ REPORT_BODY = (
     r"|Permission denied \(publickey| {0,4}Uncaught Error: "
     r"|(?:Get|Post|Put|Patch|Delete|Head) \"?https?://[^\s\"]{1,300}\"?: "
     r"|<[a-z_]{1,40}>(?:Error|ERROR) [a-z]{2,15}ing\b[^:\n]{0,80}:"
+    # a shell's syntax error, bash's and a login shell's (`-bash: syntax error near unexpected
+    # token`; dash's is general.MARKED_LINES'); SQLAlchemy's wrapped driver error
+    # (`(psycopg2.OperationalError) FATAL: ...`)
+    r"|-?(?:/bin/)?(?:ba|z|da|k)?sh: [^\n]{0,120}?syntax error\b"
+    r"|\((?:[a-z_][a-z0-9_]{0,40}\.){1,6}[A-Z][A-Za-z0-9]{0,60}(?:Error|Exception)\) "
+    # a container registry's refusal (`denied: requested access to the resource is denied`,
+    # `denied: Permission "artifactregistry..." denied`; not a count, `denied: 2`)
+    r"|denied: [A-Za-z][a-z]{1,20} [A-Za-z\"]"
 )
 # A log file's record (`[ERROR] 2023-09-14 08:23:01 ...`): a line of a document read whole,
 # not a report of this call (rules._line_match skips it).
@@ -45,6 +53,9 @@ EDGE_BODY = (
     # match says it too)
     r"|(?:Service (?:Temporarily )?Unavailable|Bad Gateway|Gateway Time-?out)$"
     r"|(?:Unauthorized|Forbidden)(?:[.:!] |$)"
+    # an HTTP client's status and its reason or sentence (`403 Forbidden: {...}`, `404 Not
+    # Found`, `429 Request was rejected due to rate limiting.`; not `412 Readme.md`, a count)
+    r"|[45][0-9]{2} (?:(?:[A-Z][a-z]{1,20} ?){1,3}(?::|$)|[A-Z][a-z]{1,20}(?: [a-z]{2,20}){2})"
 )
 
 # An HTTP status named by `HTTP 403:`, `(HTTP 401)`, `HTTP/1.1 502` (the pattern opens with
@@ -107,6 +118,10 @@ LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
 # Go's resolver (`dial tcp: lookup goproxy.cn on 192.168.31.255:53: ... i/o timeout`): a
 # network timeout during a DNS lookup says no more than "Could not resolve host": unsure.
 DNS_LOOKUP = ": lookup "
+# aider's header of the lint and test errors it sends back (`# Fix any errors below, if
+# possible.`, then `## Running: flake8 ...` and the findings): the failure opens the text
+# (rules.py reads it before the `#` that would open a document).
+AIDER_FIX_HEADER = "# Fix any errors below"
 UNRECOVERABLE_WORDS = (
     *("could not read Username", "could not read Password"),  # git, no credentials
     "API key",  # a failure that names the API key: missing or invalid credentials
@@ -117,6 +132,10 @@ UNRECOVERABLE_WORDS = (
     *("Unable to authenticate", "code E401"),  # npm registries
     *("token is not valid", "token seems to be invalid"),
     "Resource not accessible by integration",  # GitHub's token lacks the scope
+    "requested access to the resource is denied",  # a container registry's refusal
+    # AWS's expired session credentials (every SDK and the CLI: `An error occurred
+    # (ExpiredToken) when calling ...: The security token included in the request is expired`)
+    "ExpiredToken",
 )
 FIXABLE_WORDS = (
     # command-line usage
@@ -145,4 +164,6 @@ FIXABLE_WORDS = (
     *("is not a valid key, value dictionary", "I MUST either use a tool"),
     "I must stop using this action input",
     *("undefined reference to", "no input files"),  # linkers and compilers
+    # aider's report of its linter's or tests' findings on the files it edited
+    AIDER_FIX_HEADER,
 )

@@ -46,6 +46,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     if shape is not None and shape.exit_code in a.SIGNAL_EXITS:
         return "ambiguous", f"exit {shape.exit_code}: killed by a signal"
     statuses = _http_statuses(text, shape)
+    if statuses and failed_verdict(text):
+        statuses = []  # a failed test run's statuses are its tests' names and expectations
     if statuses:
         kinds = {_status_kind(s) for s in statuses}
         named = ",".join(str(s) for s in statuses)

@@ -77,6 +77,16 @@ MARKED_LINES = (
         (': Get "',),
         re.compile(r'^[\w.-]{1,30}: (?:[^\s]{1,200}: )?Get "https?://', re.MULTILINE),
     ),
+    # dash's and sh's syntax error (`./run.sh: 110: lib.sh: Syntax error: "(" unexpected`) and
+    # Node's errors with their code (`TypeError [ERR_INVALID_ARG_TYPE]: The "path" ...`)
+    (
+        (": Syntax error: ",),
+        re.compile(r"^[^\s:]{1,200}: [0-9]{1,6}: (?:[^\s:]{1,200}: )?Syntax error: ", re.MULTILINE),
+    ),
+    (
+        ("Error [",),
+        re.compile(r"^[A-Z][A-Za-z]{0,40}Error \[[A-Z][A-Z0-9_]{2,60}\]: ", re.MULTILINE),
+    ),
 )
 # Report lines that tools print on success: pip's notice after an install that worked.
 BENIGN_REPORTS = ("ERROR: pip's dependency resolver does not currently take into account",)
@@ -136,10 +146,12 @@ UNSURE_NETWORK = (
     "::ERR_CONNECTION_REFUSED",
     "::ERR_INTERNET_DISCONNECTED",
 )
-RATE_LIMIT = ("ate limit", "ate-limit", "toomanyrequests", "ate limiting")
+# (and in title case: GitHub's v3 API and others, `API Rate Limit Exceeded for ...`)
+RATE_LIMIT = ("ate limit", "ate-limit", "toomanyrequests", "ate limiting", "ate Limit")
 FIXABLE_WORDS = (
     " not found",
     "syntax error",
+    "Syntax error",  # dash and other parsers' capitalised form
     "nknown tool",
     "invalid_type",
     "invalid_union",

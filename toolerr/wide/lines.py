@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.lexicons import BENIGN_REPORTS, LOG_RECORD, PASS_MARKS, REPORT_LINE
 from exactserve.toolerr.wide.shapes import TAIL_CHARS
@@ -85,9 +86,12 @@ def line_match(
 
 def final_diagnostic(text: str) -> str | None:
     """A command diagnostic (`ls: x: No such file or directory`) that ends the output: a
-    warning on stderr followed by normal output is not a failure."""
+    warning on stderr followed by normal output is not a failure, nor is a trace's record
+    (`open("/etc/x", O_RDONLY) = -1 ENOENT (No such file or directory)`)."""
     last = stripped_end(text, 400).rsplit("\n", 1)[-1]
     found = w.COMMAND_DIAGNOSTIC.match(last)
+    if found and " = -1 E" in last and t.STRACE_RECORD.match(last):
+        return None  # strace's record of a failed system call: a trace, not the command's end
     return found.group(0) if found else None
 
 

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.classify import classify_wide
 from exactserve.toolerr.wide.lexicons import (
@@ -120,6 +121,8 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
     first_lines = head.split("\n", w.FAILURE_LINES)[: w.FAILURE_LINES]
     if head.startswith("# ") and w.GO_BUILD_HEADER.match(head):  # `go build`'s package line
         return "wide-line", f"line {quote(first_lines[1])}"
+    if first_lines[0].startswith(a.AIDER_FIX_HEADER):  # aider's report of its linter's findings
+        return "wide-line", f"line {quote(first_lines[0])}"
     if w.DOCUMENT_START.match(first_lines[0]):
         # a comment line echoed by make or a shell opens like a document: make's own
         # failure on the last line still decides
@@ -163,6 +166,9 @@ def _later_failure(
             found = pattern.search(lines)
     if found:
         return "wide-line", f"line {quote(found.group(0))}"
+    for line in first_lines[: t.PS_RECORD_LINES]:
+        if line.startswith("At ") and t.PS_POSITION.match(line):  # a PowerShell error record
+            return "wide-line", f"line {quote(line)}"
     found = line_match((EDGE_SENTENCE,), first_lines[:2])
     if found:
         return "wide-sentence", f"first lines {quote(found.group(0))}"

@@ -30,17 +30,21 @@ TERMINAL_BODY = (
 )
 # A compiler's diagnostic at a source location among the first lines (tried only when a mark
 # occurs, as words.COMPILER_LINE): gcc, clang, swiftc and most compilers' `path:L:C: error:`
-# (the path without blanks, a Windows drive allowed), and kotlinc's `e: path.kt: (L, C): `
-# and `e: file:///path.kt:L:C `; golangci-lint's findings.
+# (the path without blanks, a Windows drive allowed; Ant's task before it, `[javac] `), and
+# kotlinc's `e: path.kt: (L, C): ` and `e: file:///path.kt:L:C `; golangci-lint's findings;
+# MSBuild's form, which the C#, F#, Visual Basic and MSVC compilers and tsc share
+# (`Program.cs(14,10): error CS0246: `; a blank allowed in a path after a drive).
 LOCATION_LINE = (
-    r"(?:[A-Za-z]:)?[\w./\\-]{1,200}\.[A-Za-z0-9+]{1,10}:[0-9]{1,7}(?::[0-9]{1,5})?: "
-    r"(?:fatal )?error: "
+    r"(?: {0,8}\[[a-z]{1,20}\] )?(?:[A-Za-z]:)?[\w./\\+-]{1,200}\.[A-Za-z0-9+]{1,10}"
+    r":[0-9]{1,7}(?::[0-9]{1,5})?: (?:fatal )?error: "
+    r"|(?:[A-Za-z]:\\[\w .\\+-]{1,200}|[\w./\\+-]{1,200})\.[A-Za-z0-9+]{1,10}"
+    r"\([0-9]{1,7}(?:,[0-9]{1,5}){0,3}\): error [A-Z]{1,8}[0-9]{1,6}: "
     r"|e: [^\n]{1,300}?\.kts?(?:: \([0-9]{1,7}, [0-9]{1,5}\): |:[0-9]{1,7}:[0-9]{1,5} )"
     # golangci-lint's finding, its linter named last (`a.go:31:10: Error return value of
     # `w.Write` is not checked (errcheck)`; tried only when `.go:` occurs)
     r"|[\w./-]{1,200}\.go:[0-9]{1,7}:[0-9]{1,5}: [^\n]{1,300} \([a-z][a-z0-9_-]{1,30}\)$"
 )
-LOCATION_MARKS = (": error: ", ": fatal error: ", ".kt", ".go:")
+LOCATION_MARKS = (": error: ", ": fatal error: ", ".kt", ".go:", "): error ")
 
 # An HTTP status named by a tool's words (classify.STATUS_PATTERNS): a JSON error body's
 # `"code": 402` (cargo's `failed to get 200 response from `...`, got 504` is general.py's).
@@ -52,6 +56,8 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     # ends (not `are you root?`, which says the call lacks the rights)
     ("It is held by process", "transient"),
     ("is another process using it?", "transient"),
+    # PostgreSQL's connection limit: the server is full until other sessions end
+    ("too many clients already", "transient"),
     # Windows cmd: a path the call spelt wrongly (`The filename, directory name, or volume
     # label syntax is incorrect.`; its comma is a rarer probe than its letters)
     ("filename, directory name, or volume label", "fixable"),
@@ -66,11 +72,30 @@ UNRECOVERABLE_WORDS = ("Access denied for user",)  # MySQL and MariaDB: wrong cr
 FIXABLE_WORDS = (
     *("Cannot find module '", "Cannot find package '"),  # Node's module resolution
     "Unresolved reference",  # kotlinc, Swift
+    "): error ",  # MSBuild's diagnostic form (C#, F#, MSVC, tsc)
+)
+# A record of strace (and of the tools that print its format): a system call, its arguments
+# and its failed result (`[pid 2925] open("/etc/x", O_RDONLY) = -1 ENOENT (No such file or
+# directory)`). A trace lists calls that failed on the way, and the traced program goes on.
+STRACE_RECORD = re.compile(
+    r"(?:\[pid +[0-9]{1,7}\] )?[a-z_0-9]{1,30}\([^\n]{0,2000}\) += -1 E[A-Z0-9]{2,20} \("
+)
+# PowerShell's error record: the cmdlet's message, then the position of the failing
+# statement (`At line:1 char:4`, `At C:\...\script.ps1:7 char:11`), the statement under `+ `
+# and the record's `+ CategoryInfo` lines. When the position is among the first lines the
+# command failed as it began (output before it, then a record, is a later statement's).
+PS_RECORD_LINES = 4
+PS_POSITION = re.compile(
+    r"At (?:line:[0-9]{1,7}|[^\n]{1,300}?\.ps1:[0-9]{1,7}) char:[0-9]{1,5}\s*$"
 )
 # Build tools' words, looked up only when their marker occurs (classify.py adds them to
 # families.FIXABLE_FAMILIES): Gradle's (Maven's are under `[ERROR]` there).
 FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("What went wrong", ("Compilation error", "There were failing tests")),
+    # PowerShell's record categories (`+ CategoryInfo : ObjectNotFound: (...)`) of a call to
+    # change: a command or path not found, a bad argument or parameter, a statement that does
+    # not parse
+    ("CategoryInfo", (": ObjectNotFound: (", ": InvalidArgument: (", ": ParserError: (")),
 )
 
 # A finding at a source location among the first lines of a failed command's output (the
