@@ -37,6 +37,10 @@ TEST7_SHA256 = "0045c3d0772dbf978fe641fc7fb0299553e3a71c86d89da6593ff216bcb9f341
 # The held-out split of session 5's second round (test7 became tuning data after its one
 # evaluation): four collectors in parallel, without the rules; frozen before its evaluation.
 TEST8_SHA256 = "23a7e5c09dbbc3b5b0032a4fd785617af085abe5f06b2c13cc111e7ecced6e34"
+# The held-out split of session 5's third round (test8 became tuning data after its one
+# evaluation): collected while test7 was tuned on, held back one round, frozen before its
+# evaluation.
+TEST9_SHA256 = "1dcf54ede11dc800ab8dba7d9beff582420186db5c61a1870858bee8a3da58c1"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
@@ -49,6 +53,7 @@ def test_the_held_out_splits_are_frozen():
     assert hashlib.sha256((CORPUS / "test6.jsonl").read_bytes()).hexdigest() == TEST6_SHA256
     assert hashlib.sha256((CORPUS / "test7.jsonl").read_bytes()).hexdigest() == TEST7_SHA256
     assert hashlib.sha256((CORPUS / "test8.jsonl").read_bytes()).hexdigest() == TEST8_SHA256
+    assert hashlib.sha256((CORPUS / "test9.jsonl").read_bytes()).hexdigest() == TEST9_SHA256
 
 
 def test_records_carry_label_provenance_and_split():
@@ -165,7 +170,7 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["id"] for r in test6} & {r["id"] for r in everything}
 
 
-@pytest.mark.parametrize("split", ["test7", "test8"])
+@pytest.mark.parametrize("split", ["test7", "test8", "test9"])
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
     prefix = "t" + split.removeprefix("test") + "-"
