@@ -11,7 +11,11 @@ plain `word in text` loops: the first present word in list order, or all of them
 
 A marker of several characters costs a substring scan (about twenty times a `memchr`), and
 the tiers of one classification share markers (`not `, `denied`, `timed out`): a caller may
-pass one `seen` dict to every lookup of a text, so that each marker is scanned once.
+pass one `seen` dict to every lookup of a text, so that each marker is scanned once. A word
+under a marker carries its own two rarest characters, and the marker is scanned only once
+some word's two occur (a word can occur only where its characters and its marker do, so a
+marker left unscanned could have given no word: `_TIMEOUT`, `::ERR_` and `invalid_` mostly
+cost two `memchr`s instead of a scan).
 """
 
 from __future__ import annotations
@@ -37,17 +41,20 @@ class Lexicon:
         groups: dict[str, list[tuple[int, str, str, str]]] = {}
         for index, word in enumerate(words):
             rare = sorted(set(word), key=lambda char: (_rank(char), char))
-            second = rare[1] if len(rare) > 1 else rare[0]
-            third = rare[2] if len(rare) > 2 else second
             key = next((marker for marker in markers if marker in word), rare[0])
+            # a word under its rarest character carries the next two; one under a marker,
+            # its own two rarest (the marker is scanned only when they occur: see below)
+            low = 1 if key == rare[0] else 0
+            second = rare[low] if len(rare) > low else rare[0]
+            third = rare[low + 1] if len(rare) > low + 1 else second
             groups.setdefault(key, []).append((index, word, second, third))
         # (marker or character, the group's first list position, its words)
         self._groups = tuple(
             (char, members[0][0], tuple(members)) for char, members in groups.items()
         )
-        # The same groups apart, for lookups given `seen`: those under a marker, as (marker,
-        # its first list position, its words, a shorter marker inside it: when that one is
-        # known absent, so is this one), and those under a character.
+        # The groups under a marker, as (marker, its first list position, its words, a shorter
+        # marker inside it: when that one is known absent, so is this one), and those under
+        # a character.
         marked = [
             (key, low, members, next((m for m in markers if m != key and m in key), None))
             for key, low, members in self._groups
@@ -67,22 +74,20 @@ class Lexicon:
         (marker -> present in `text`) is read and filled."""
         found = []
         if seen is None:
-            groups = self._groups
-        else:
-            groups = self._lettered
-            for marker, _, members, inner in self._marked:
-                hit = seen.get(marker)
-                if hit is None:
-                    hit = seen[marker] = (
-                        marker in text
-                        if inner is None
-                        else (seen.get(inner) is not False and marker in text)
-                    )
-                if hit:
-                    for index, word, second, third in members:
-                        if second in text and third in text and word in text:
-                            found.append(index)
-        for char, _, members in groups:
+            seen = {}
+        for marker, _, members, inner in self._marked:
+            hit = seen.get(marker)
+            if hit is False:
+                continue
+            for index, word, second, third in members:
+                if second in text and third in text:
+                    if hit is None:  # (scanned once a word's characters occur)
+                        hit = seen[marker] = _has_marker(text, marker, inner, seen)
+                        if not hit:
+                            break
+                    if word in text:
+                        found.append(index)
+        for char, _, members in self._lettered:
             if char in text:
                 for index, word, second, third in members:
                     if second in text and third in text and word in text:
@@ -96,26 +101,25 @@ class Lexicon:
         present in `text`) is read and filled."""
         best, best_index = None, self.size
         if seen is None:
-            groups = self._groups
-        else:
-            groups = self._lettered
-            for marker, low, members, inner in self._marked:
-                if low < best_index:
-                    hit = seen.get(marker)
-                    if hit is None:
-                        hit = seen[marker] = (
-                            marker in text
-                            if inner is None
-                            else (seen.get(inner) is not False and marker in text)
-                        )
-                    if hit:
-                        for index, word, second, third in members:
-                            if index >= best_index:
-                                break
-                            if second in text and third in text and word in text:
-                                best, best_index = word, index
-                                break
-        for char, low, members in groups:
+            seen = {}
+        for marker, low, members, inner in self._marked:
+            if low >= best_index:
+                continue
+            hit = seen.get(marker)
+            if hit is False:
+                continue
+            for index, word, second, third in members:
+                if index >= best_index:
+                    break
+                if second in text and third in text:
+                    if hit is None:  # (scanned once a word's characters occur)
+                        hit = seen[marker] = _has_marker(text, marker, inner, seen)
+                        if not hit:
+                            break
+                    if word in text:
+                        best, best_index = word, index
+                        break
+        for char, low, members in self._lettered:
             if low < best_index and char in text:
                 for index, word, second, third in members:
                     if index >= best_index:
@@ -129,3 +133,8 @@ class Lexicon:
         """The list position of the first word that occurs in `text`, or the list's size."""
         word = self.first(text, seen)
         return self.size if word is None else self._position[word]
+
+
+def _has_marker(text: str, marker: str, inner: str | None, seen: dict[str, bool]) -> bool:
+    """Whether `marker` occurs in `text`; not when a marker inside it is known absent."""
+    return (inner is None or seen.get(inner) is not False) and marker in text

@@ -434,8 +434,9 @@ MARKERS = (
 )
 # ... and for the classification's tiers, which share one memo of markers (a marker is then
 # scanned once a text): more, chosen in round 6 by the substring scans they save on the bench's
-# failing texts (about four of fifty-six a text).
-SHARED_MARKERS = (*MARKERS, "erro", " dire", "fail", "alid ")
+# failing texts (about four of fifty-six a text), and `time` and `read` in round 8, by a greedy
+# search over the failing texts of the tuning splits (about one more scan a text).
+SHARED_MARKERS = (*MARKERS, "erro", " dire", "fail", "alid ", "time", "read")
 
 # Characters of the words above, rarest first (in how many evidence windows of the tuning
 # splits, dev, dev_extra and test2, each occurs). A speed device for toolerr.wide.probes:
