@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from exactserve.toolerr.detect import detect
+from exactserve.toolerr.messages import Message
+
 CORPUS = Path(__file__).parent / "corpus"
 # Every split the wide rules are tuned on. `test` (a regression check) is not among them;
 # test8 became tuning data after its one evaluation (the newest held-out split is collected
@@ -34,3 +37,10 @@ def read_split(split: str) -> list[dict]:
 
 def records_by_id(splits: tuple[str, ...]) -> dict[str, dict]:
     return {r["id"]: r for split in splits for r in read_split(split)}
+
+
+def wide_verdict(record: dict) -> list:
+    """The wide rules' failures for a corpus record read as one tool message (its `is_error`
+    flag as the source showed it; no User-Agent)."""
+    message = Message("tool", record["text"], tool_call_id="c", is_error=record["is_error"])
+    return detect((message,), "", "wide")

@@ -8,10 +8,7 @@ given by the guide before the rules, except where a note says the rules stay amb
 from __future__ import annotations
 
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id
-
-from exactserve.toolerr.detect import detect
-from exactserve.toolerr.messages import Message
+from corpus_records import TUNING_SPLITS, records_by_id, wide_verdict
 
 RECORDS = records_by_id(TUNING_SPLITS)
 
@@ -94,14 +91,9 @@ KNOWN_FALSE_DETECTIONS = {
 }
 
 
-def _verdict(record):
-    message = Message("tool", record["text"], tool_call_id="c", is_error=record["is_error"])
-    return detect((message,), "", "wide")
-
-
 @pytest.mark.parametrize(("record_id", "rule", "kind"), CASES)
 def test_agents_results(record_id, rule, kind):
-    failures = _verdict(RECORDS[record_id])
+    failures = wide_verdict(RECORDS[record_id])
     assert failures and (failures[0].rule, failures[0].kind) == (rule, kind), failures
 
 
@@ -109,7 +101,7 @@ def test_no_success_of_a_tuning_split_is_detected():
     detected = {
         record_id
         for record_id, record in RECORDS.items()
-        if record["label"] == "success" and _verdict(record)
+        if record["label"] == "success" and wide_verdict(record)
     }
     assert detected == KNOWN_FALSE_DETECTIONS
 
@@ -126,7 +118,7 @@ def test_no_definite_failure_gets_a_wrong_kind():
     unrecoverable by its thread."""
     wrong = set()
     for record_id, record in RECORDS.items():
-        failures = _verdict(record)
+        failures = wide_verdict(record)
         if record["label"] in ("transient", "fixable", "unrecoverable") and failures:
             if failures[0].kind not in (record["label"], "ambiguous"):
                 wrong.add(record_id)

@@ -9,10 +9,8 @@ ambiguous (a label that only the thread around the text can settle)."""
 from __future__ import annotations
 
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id
+from corpus_records import TUNING_SPLITS, records_by_id, wide_verdict
 
-from exactserve.toolerr.detect import detect
-from exactserve.toolerr.messages import Message
 from exactserve.toolerr.wide import classify_wide, judge, lexicons
 from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import lines as line_reading
@@ -59,14 +57,9 @@ CASES = [
 ]
 
 
-def _verdict(record):
-    message = Message("tool", record["text"], tool_call_id="c", is_error=record["is_error"])
-    return detect((message,), "", "wide")
-
-
 @pytest.mark.parametrize(("record_id", "rule", "kind"), CASES)
 def test_general_causes_of_test6_mistakes(record_id, rule, kind):
-    failures = _verdict(RECORDS[record_id])
+    failures = wide_verdict(RECORDS[record_id])
     assert failures and (failures[0].rule, failures[0].kind) == (rule, kind), failures
 
 

@@ -7,10 +7,8 @@ kinds are the corpus labels, given by the guide before the rules."""
 from __future__ import annotations
 
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id
+from corpus_records import TUNING_SPLITS, records_by_id, wide_verdict
 
-from exactserve.toolerr.detect import detect
-from exactserve.toolerr.messages import Message
 from exactserve.toolerr.wide import classify_wide, judge, lexicons
 from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import toolchains as t
@@ -95,21 +93,16 @@ SUCCESSES = [
 ]
 
 
-def _verdict(record):
-    message = Message("tool", record["text"], tool_call_id="c", is_error=record["is_error"])
-    return detect((message,), "", "wide")
-
-
 @pytest.mark.parametrize(("record_id", "rule", "kind"), CASES)
 def test_general_causes_of_test7_misses(record_id, rule, kind):
-    failures = _verdict(RECORDS[record_id])
+    failures = wide_verdict(RECORDS[record_id])
     assert failures and (failures[0].rule, failures[0].kind) == (rule, kind), failures
 
 
 @pytest.mark.parametrize("record_id", SUCCESSES)
 def test_files_read_whole_stay_successes(record_id):
     assert RECORDS[record_id]["label"] == "success"
-    assert not _verdict(RECORDS[record_id])
+    assert not wide_verdict(RECORDS[record_id])
 
 
 def test_a_ui_test_fixture_is_a_document_but_rustc_output_is_not():
