@@ -39,7 +39,7 @@ TEST7_SHA256 = "0045c3d0772dbf978fe641fc7fb0299553e3a71c86d89da6593ff216bcb9f341
 TEST8_SHA256 = "23a7e5c09dbbc3b5b0032a4fd785617af085abe5f06b2c13cc111e7ecced6e34"
 # The held-out split of session 5's third round (test8 became tuning data after its one
 # evaluation): collected while test7 was tuned on, held back one round, frozen before its
-# evaluation.
+# evaluation; tuning data since round 8 (the newest held-out split is collected apart).
 TEST9_SHA256 = "1dcf54ede11dc800ab8dba7d9beff582420186db5c61a1870858bee8a3da58c1"
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 

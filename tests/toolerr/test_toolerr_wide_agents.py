@@ -88,6 +88,16 @@ KNOWN_FALSE_DETECTIONS = {
     "t8-docgen-2",
     "t8-bank-of-anthos-261",
     "t8-poe-openai-proxy-55",
+    # test9 (tuned on since round 8): results whose only text is an error, where only the
+    # recorded status says success (a `bfs` error for a missing directory, a script's
+    # `ERROR:[Errno 2]` lines, a Playwright evaluation returning its own `{"error": ...}`
+    # object, a browser console listing), and a trybuild fixture of rustc's expected errors
+    # read as a file
+    "t9-keshaviit-forge01-bfs-enoent",
+    "t9-figma-eval-49bdd49a-5831-4dca-ad1b-a66b7b9901fa-gemini_cli-manifest-errno",
+    "t9-funeral-eval-modal",
+    "t9-funeral-console",
+    "t9-cliargs-rust-stderr-fixture",
 }
 
 
@@ -115,7 +125,11 @@ def test_no_definite_failure_gets_a_wrong_kind():
     a server's own broken launcher whose bash `syntax error` comes back under -32603
     (unrecoverable); and one of test8: `dotnet restore` with no .NET SDK installed, whose
     text reads as a mistyped command (`The application 'restore' does not exist.`) and is
-    unrecoverable by its thread."""
+    unrecoverable by its thread; and three of test9 (tuned on since round 8): Antigravity's
+    grep tool missing `git` (`executable file not found in %PATH%`, which reads as a command
+    the agent typed), sqlcmd's `Login timeout expired` against a server the thread says is
+    reachable at other times, and a Bitbucket server's 404 for routes that no argument can
+    fix (unrecoverable by the thread)."""
     wrong = set()
     for record_id, record in RECORDS.items():
         failures = wide_verdict(record)
@@ -128,4 +142,7 @@ def test_no_definite_failure_gets_a_wrong_kind():
         "t7-slack-skills-plugin-33",
         "t7-claude-code-mcp-enhanced-bash-js",
         "t8-rimworld-piezoelectric-flooring-mod-1",
+        "t9-facturacion-grep-nogit",
+        "t9-msphpsql-sqlcmd-login-timeout",
+        "t9-bitbucket-404-dc",
     }

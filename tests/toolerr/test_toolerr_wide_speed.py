@@ -1,7 +1,7 @@
 """The speed devices of the wide rule set change no answer: the newline-led line-start
 patterns (toolerr/wide/scan.py), the HTTP status pattern split by its first digit, the
 tiers looked up as one list, and the line memo give what the plain forms give, on every
-tuning text of the corpus (test8 among them since its one evaluation) and on pieces of them."""
+tuning text of the corpus (test9 among them since its one evaluation) and on pieces of them."""
 
 from __future__ import annotations
 

@@ -82,7 +82,9 @@ DENIAL = (
     "[Operation Cancelled]",
     "outside the allowed workspace",
 )
-QUOTA = ("quota_exceeded", "quota exceeded")
+# (`This request exceeds your plan's set usage limit`, `Claude AI usage limit reached`: a
+# plan's limit, GUIDE.md's unrecoverable)
+QUOTA = ("quota_exceeded", "quota exceeded", "usage limit")
 CONDITIONS: tuple[tuple[str, str], ...] = (
     # Go's and the kernel's lower-case spellings
     ("no space left on device", "unrecoverable"),
@@ -93,6 +95,10 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     # git over HTTP: the transfer broke off (curl 18: partial file; 92: HTTP/2 stream reset)
     ("RPC failed; curl 18", "transient"),
     ("RPC failed; curl 92", "transient"),
+    ("RPC failed; result=18", "transient"),  # older git's spelling of curl's 18
+    # Go's error for a context whose deadline passed (Docker, kubectl, flyctl, Terraform, gRPC
+    # clients: `Get "http://...": context deadline exceeded`): a network call timed out
+    ("context deadline exceeded", "transient"),
     ("unexpected disconnect while reading sideband packet", "transient"),
     ("Bad Gateway", "transient"),
 )
@@ -136,6 +142,11 @@ UNRECOVERABLE_WORDS = (
     # AWS's expired session credentials (every SDK and the CLI: `An error occurred
     # (ExpiredToken) when calling ...: The security token included in the request is expired`)
     "ExpiredToken",
+    # HTTP 402's reason phrase alone (`{"error":"Payment Required"}`); OAuth 2's refusal of an
+    # expired or revoked grant (RFC 6749 5.2: `invalid_grant`); an authentication the service
+    # refused or asks for (`Code 10000: Authentication error`, `fatal: Authentication failed
+    # for '...'`, `Authentication required`)
+    *("Payment Required", "invalid_grant", "Authentication "),
 )
 FIXABLE_WORDS = (
     # command-line usage
@@ -166,4 +177,11 @@ FIXABLE_WORDS = (
     *("undefined reference to", "no input files"),  # linkers and compilers
     # aider's report of its linter's or tests' findings on the files it edited
     AIDER_FIX_HEADER,
+    # CMake's diagnostic at a line of the project's own CMakeLists.txt (`CMake Error at
+    # CMakeLists.txt:79 (find_package):`); a dependency solver that found no versions to
+    # satisfy the project's requirements (Julia's Pkg `Unsatisfiable requirements detected`,
+    # conda's `UnsatisfiableError`)
+    *("CMake Error at", "Unsatisfiable"),
+    # getopt's refusal of an option (general.MARKED_LINES); Elixir's compiler error
+    *("invalid option -- ", "unrecognized option '", "** (CompileError)"),
 )

@@ -87,6 +87,14 @@ MARKED_LINES = (
         ("Error [",),
         re.compile(r"^[A-Z][A-Za-z]{0,40}Error \[[A-Z][A-Z0-9_]{2,60}\]: ", re.MULTILINE),
     ),
+    # getopt's refusal of an option, as every GNU and BSD tool prints it (`grep: invalid option
+    # -- '-'`, `ls: unrecognized option '--foo'`), and Elixir's uncaught error (`** (CompileError)
+    # lib/x.ex:24: undefined function`, `** (Mix) Package fetch failed`)
+    (
+        ("invalid option -- ", "unrecognized option '"),
+        re.compile(r"^[\w.-]{1,40}: (?:invalid option -- |unrecognized option ')", re.MULTILINE),
+    ),
+    (("** (",), re.compile(r"^\*\* \([A-Z][A-Za-z0-9_.]{0,60}\) ", re.MULTILINE)),
 )
 # Report lines that tools print on success: pip's notice after an install that worked.
 BENIGN_REPORTS = ("ERROR: pip's dependency resolver does not currently take into account",)
@@ -236,7 +244,8 @@ def classes_mid_line(text: str) -> list[str]:
         start = text.find(mark)
         while start != -1 and len(found) < 4:
             end = start + len(mark.rstrip(": ("))  # the end of the class's name
-            name = text[max(0, end - 62) : end].rsplit(None, 1)[-1].lstrip(":([<_")
+            name = text[max(0, end - 62) : end].rsplit(None, 1)[-1].rsplit(">", 1)[-1]
+            name = name.lstrip(":([<_")  # (after a tag: `<tool_use_error>InputValidationError`)
             if name[:1].isupper() and name.isidentifier():
                 found.append((start, name))
             start = text.find(mark, start + 1)

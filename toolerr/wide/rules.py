@@ -168,6 +168,8 @@ def _later_failure(
         return "wide-line", f"line {quote(found.group(0))}"
     for line in first_lines[: t.PS_RECORD_LINES]:
         if line.startswith("At ") and t.PS_POSITION.match(line):  # a PowerShell error record
+            if t.output_follows_record(text):
+                break  # a later statement ran and printed: the record's error did not stop it
             return "wide-line", f"line {quote(line)}"
     found = line_match((EDGE_SENTENCE,), first_lines[:2])
     if found:

@@ -21,13 +21,19 @@ EDGE_LINES = 4  # lines read at each end for a wrapper's exit code
 # and `Process exited with code N`; Claude Code `Exit code N` / `Error: Exit code N`;
 # Gemini CLI and Qwen Code `Exit Code: N`; OpenCode `Exited with code N`; Roo/Kilo/Cline
 # `Command failed with exit code N` and `Exit code: N`; Docker and shells `returned a
-# non-zero code: N`, `exit status N`, `exit code: N`; Travis `exited with N.`.
+# non-zero code: N`, `exit status N`, `exit code: N`; Travis `exited with N.`; a harness's
+# bracketed line after the output (`[exit code 0]`, `[Command finished with exit code 1]`).
 EXIT_LINE = re.compile(
-    r"(?:^|[\s(.<])(?:[Pp]rocess exited with code|[Ee]xited with (?:exit )?(?:code)?"
+    r"(?:^|[\s(.<\[])(?:[Pp]rocess exited with code|[Ee]xited with (?:exit )?(?:code)?"
     r"|[Ee]xit [Cc]ode:?|exit status|exited with status|returned a non-zero code:"
     r"|failed with exit code)"
     r" ?(?:(-?[0-9]{1,4})\b|([A-Z][A-Z_]{2,40})>)"  # Copilot CLI: `<exited with exit code NAME>`
 )
+# A harness's status line that says the command succeeded, with no number: Antigravity's
+# `The command completed successfully.` (its failures say `The command failed with exit
+# code: N`), Replit Agent's `Command executed successfully.`; as exit code 0 (GUIDE.md's
+# precedence 1: the output's own error lines do not make the call a failure).
+SUCCESS_LINE = re.compile(r"(?:The )?[Cc]ommand (?:completed|executed) successfully\.?$")
 SIGNAL_LINE = re.compile(r"^Signal: ([0-9]{1,3})\s*$")
 JSON_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
 # An API error object's HTTP status (`{"status": 401, "message": "API token is invalid."}`).
@@ -115,6 +121,7 @@ def _wrapper_codes(head: str, tail: str) -> tuple[int | None, int | None]:
         ("x" in edge and "xit" in edge)
         or ("z" in edge and "non-zero code:" in edge)
         or ("S" in edge and "Signal: " in edge)
+        or "successfully" in edge
     ):
         return None, None
     exit_code = signal = None
@@ -129,4 +136,6 @@ def _wrapper_codes(head: str, tail: str) -> tuple[int | None, int | None]:
             found = EXIT_LINE.search(line)
             if found:
                 exit_code = int(found.group(1)) if found.group(1) else -1
+        elif exit_code is None and line.endswith(("successfully.", "successfully")):
+            exit_code = 0 if SUCCESS_LINE.match(line) else None
     return exit_code, signal

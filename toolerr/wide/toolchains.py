@@ -88,6 +88,23 @@ PS_RECORD_LINES = 4
 PS_POSITION = re.compile(
     r"At (?:line:[0-9]{1,7}|[^\n]{1,300}?\.ps1:[0-9]{1,7}) char:[0-9]{1,5}\s*$"
 )
+# A record's error is non-terminating: the statements after it run, and the command's status
+# is the last one's. Output lines after the last record's `FullyQualifiedErrorId` line (not
+# indented: not a wrapped part of the record) say the command went on past the error.
+PS_RECORD_END = "FullyQualifiedErrorId"
+PS_OUTPUT_AFTER = 2
+
+
+def output_follows_record(text: str) -> bool:
+    """Whether at least PS_OUTPUT_AFTER unindented lines follow the last error record."""
+    end = text.rfind(PS_RECORD_END)
+    if end < 0:
+        return False
+    after = text[end:].split("\n", 1 + 2 * PS_OUTPUT_AFTER)[1:]
+    said = [line for line in after if line.strip() and not line[0].isspace()]
+    return len(said) >= PS_OUTPUT_AFTER
+
+
 # Build tools' words, looked up only when their marker occurs (classify.py adds them to
 # families.FIXABLE_FAMILIES): Gradle's (Maven's are under `[ERROR]` there).
 FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
