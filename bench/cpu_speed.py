@@ -94,15 +94,6 @@ def llama_bench_tests(cmd: list[str]) -> dict[tuple[str, int], list[float]]:
     return result
 
 
-def llama_bench(
-    bin_dir: Path, model: Path, n_prompt: int, n_gen: int, threads: int, reps: int
-) -> dict[str, list[float]]:
-    """tokens/s of each repetition, {"pp": [...], "tg": [...]}, from `llama-bench -o json`."""
-    cmd = llama_bench_command(bin_dir, model, [n_prompt], [n_gen], [threads], reps)
-    tests = llama_bench_tests(cmd)
-    return {"pp": tests[(f"pp{n_prompt}", threads)], "tg": tests[(f"tg{n_gen}", threads)]}
-
-
 def ours_tests(
     model_path: Path,
     n_prompts: list[int],

@@ -9,6 +9,7 @@ import json
 
 import pytest
 from corpus_records import records_by_id
+from plain_tiers import CONDITIONS, DENIAL, QUOTA, RATE_LIMIT, UNSURE_NETWORK
 
 from exactserve.toolerr.body import RequestError
 from exactserve.toolerr.detect import detect
@@ -301,12 +302,12 @@ def test_word_lookup_gives_the_plain_loops_answers():
     for lexicon, words in (
         (lexicons.FIXABLE_WORDS, lexicons.WORDS["fixable"]),
         (lexicons.UNRECOVERABLE_WORDS, lexicons.WORDS["unrecoverable"]),
-        (lexicons.CONDITIONS, tuple(word for word, _ in lexicons.WORDS["conditions"])),
-        (lexicons.UNSURE_NETWORK, lexicons.WORDS["unsure"]),
+        (CONDITIONS, tuple(word for word, _ in lexicons.WORDS["conditions"])),
+        (UNSURE_NETWORK, lexicons.WORDS["unsure"]),
         (lexicons.FAILURE_PHRASES, lexicons.WORDS["phrases"]),
-        (lexicons.DENIAL, lexicons.WORDS["denial"]),
-        (lexicons.QUOTA, lexicons.WORDS["quota"]),
-        (lexicons.RATE_LIMIT, lexicons.WORDS["rate"]),
+        (DENIAL, lexicons.WORDS["denial"]),
+        (QUOTA, lexicons.WORDS["quota"]),
+        (RATE_LIMIT, lexicons.WORDS["rate"]),
         *(
             (family, words)
             for (_, family), (_, words) in zip(

@@ -8,6 +8,15 @@ from __future__ import annotations
 import re
 
 from corpus_records import TUNING_SPLITS, read_split
+from plain_tiers import (
+    CONDITIONS,
+    DENIAL,
+    OWN_TIMEOUT,
+    PERMISSION,
+    QUOTA,
+    RATE_LIMIT,
+    UNSURE_NETWORK,
+)
 
 from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import lexicons
@@ -49,9 +58,9 @@ def test_status_patterns_split_by_digit_find_the_same_statuses():
 def test_tiers_looked_up_together_give_each_tiers_answer():
     """FIRST_TIERS: the first word of DENIAL, else QUOTA, RATE_LIMIT, OWN_TIMEOUT; the
     sixth tier's one list: the present words of CONDITIONS, UNSURE_NETWORK, PERMISSION."""
-    tiers = (lexicons.DENIAL, lexicons.QUOTA, lexicons.RATE_LIMIT, lexicons.OWN_TIMEOUT)
+    tiers = (DENIAL, QUOTA, RATE_LIMIT, OWN_TIMEOUT)
     names = ("denial", "quota", "rate", "timeout")
-    sixth = (lexicons.CONDITIONS, lexicons.UNSURE_NETWORK, lexicons.PERMISSION)
+    sixth = (CONDITIONS, UNSURE_NETWORK, PERMISSION)
     for piece in PIECES:
         expected = next(
             (

@@ -126,10 +126,11 @@ def _collect_non_ascii(items, chars: set[str], ranges: list[tuple[int, int]]) ->
             _collect_non_ascii(av, chars, ranges)
 
 
-def split_alternatives(pattern: str) -> list[str]:
-    """The top-level alternatives of a pattern's source (`a|(b|c)|[|]` -> `a`, `(b|c)`,
-    `[|]`)."""
-    parts, depth, start, index, in_class = [], 0, 0, 0, False
+def _structure(pattern: str, start: int = 0):
+    """(index, character, depth after it) of each character of a pattern's source from
+    `start` that is not escaped and not inside a character class (`[|]`, `[]|]`, `[^]|]`),
+    `depth` counting the groups open."""
+    depth, index, in_class = 0, start, False
     while index < len(pattern):
         char = pattern[index]
         if char == "\\":
@@ -141,38 +142,30 @@ def split_alternatives(pattern: str) -> list[str]:
             in_class = True
             if pattern.startswith("[^]", index) or pattern.startswith("[]", index):
                 index += 1 + (pattern[index + 1] == "^")
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-        elif char == "|" and depth == 0:
+        else:
+            depth += (char == "(") - (char == ")")
+            yield index, char, depth
+        index += 1
+
+
+def split_alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of a pattern's source (`a|(b|c)|[|]` -> `a`, `(b|c)`,
+    `[|]`)."""
+    parts, start = [], 0
+    for index, char, depth in _structure(pattern):
+        if char == "|" and depth == 0:
             parts.append(pattern[start:index])
             start = index + 1
-        index += 1
     parts.append(pattern[start:])
     return parts
 
 
 def _group_end(pattern: str, start: int) -> int:
     """The index of the `)` that closes the group opened at `pattern[start]`."""
-    depth, index, in_class = 0, start, False
-    while index < len(pattern):
-        char = pattern[index]
-        if char == "\\":
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]" or pattern[index - 1] == "["
-        elif char == "[":
-            in_class = True
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-        index += 1
-    return -1
+    return next(
+        (index for index, char, depth in _structure(pattern, start) if char == ")" and not depth),
+        -1,
+    )
 
 
 def distribute(alternative: str) -> list[str]:

@@ -38,15 +38,7 @@ WORDS = {
 }
 # ... grouped for lookup (toolerr.wide.probes).
 FAILURE_PHRASES = Lexicon(WORDS["phrases"], w.MARKERS)
-DENIAL = Lexicon(WORDS["denial"], w.MARKERS)
-QUOTA = Lexicon(WORDS["quota"], w.MARKERS)
 RETRY_AFTER = Lexicon(WORDS["retry"], w.MARKERS)
-RATE_LIMIT = Lexicon(WORDS["rate"], w.MARKERS)
-OWN_TIMEOUT = Lexicon(WORDS["timeout"], w.MARKERS)
-CONDITIONS = Lexicon(tuple(word for word, _ in WORDS["conditions"]), w.MARKERS)
-CONDITION_KIND = dict(WORDS["conditions"])
-UNSURE_NETWORK = Lexicon(WORDS["unsure"], w.MARKERS)
-PERMISSION = Lexicon(WORDS["permission"], w.MARKERS)
 UNRECOVERABLE_WORDS = Lexicon(WORDS["unrecoverable"], w.SHARED_MARKERS)
 FIXABLE_WORDS = Lexicon(WORDS["fixable"], w.SHARED_MARKERS)
 # Tiers 1-4 as one list: its first present word is the first tier's evidence, and the
@@ -68,7 +60,7 @@ SIXTH_KIND = (
     *("permission" for _ in WORDS["permission"]),
 )
 SIXTH_TIER = Lexicon(
-    (*CONDITIONS.words, *WORDS["unsure"], *WORDS["permission"]),
+    (*(word for word, _ in WORDS["conditions"]), *WORDS["unsure"], *WORDS["permission"]),
     w.SHARED_MARKERS,
 )
 # Every report line (words.py, general.py, agents.py, toolchains.py), matched at the start of
