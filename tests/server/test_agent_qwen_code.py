@@ -12,29 +12,18 @@ the tool-error layer, without npm or a model.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench import agent_qwen_code as script
 from exactserve.toolerr.forms import Options
 from exactserve.toolerr.messages import text_of
 from exactserve.toolerr.request import process
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "bench" / "agent_qwen_code.py"
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "qwen_code_0.24.4_failed_tools.json"
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location("agent_qwen_code", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.agent
@@ -42,7 +31,6 @@ def _load_script():
 def test_qwen_code_session_against_exactserve(tmp_path):
     if shutil.which("node") is None or shutil.which("npm") is None:
         pytest.skip("Qwen Code needs Node.js and npm")
-    script = _load_script()
     report, exchanges = script.run_session(tmp_path / "run", timeout=1800)
     evidence = "\n".join(report.seen + report.problems)
     assert report.problems == [], evidence
