@@ -13,51 +13,33 @@ from corpus_records import CORPUS, read_split
 from exactserve.server.cli import main
 from exactserve.toolerr.evaluate import LABELS, evaluate, read_records
 
-# The held-out split was frozen before any wide rule was written; tuning used dev only.
-TEST_SHA256 = "c037d8034a5d4c42b049bdf79d88eddcb0c0be9aba72c85250699bc63e8138d5"
-# A second held-out split, collected after the wide rules were written from projects on
-# neither side of the first split; no rule was tuned on it. Frozen the same way.
-TEST2_SHA256 = "9842ed9556e4d29107b66ee4c6ecc66698b90b67b315e5630b1aeaf8adc12228"
-# The held-out split of session 4: collected and labelled without running the rules while
-# they were extended on dev, dev_extra and test2; frozen before its one evaluation.
-TEST3_SHA256 = "f289b349954119419baf25deaf9547124da1a536cb4bcb053982cb409170dada"
-# The held-out split of session 4's second round (test3 became tuning data after its one
-# evaluation): collected without running the rules while they were generalised, frozen
-# before its one evaluation.
-TEST4_SHA256 = "6303432da2c1c2d1bcd9ade5c943599bd137ab54ac400142ad5fa0f2275d92d9"
-# The held-out split of session 4's third round (test4 became tuning data after its one
-# evaluation); frozen before its one evaluation.
-TEST5_SHA256 = "51e0b00ffd58116a3fe6e1dd54afff7df2a223167e8dca2e1623f2befc3908ba"
-# The held-out split of the fourth round (test5 became tuning data after its one
-# evaluation); frozen before its one evaluation.
-TEST6_SHA256 = "15af70385493174fda745fedb1827d5149155a11ac0b1c9efe4aa21092b9f052"
-# The held-out split of session 5 (test6 became tuning data after its one evaluation):
-# collected by five collectors in parallel without the rules, frozen before its evaluation.
-TEST7_SHA256 = "0045c3d0772dbf978fe641fc7fb0299553e3a71c86d89da6593ff216bcb9f341"
-# The held-out split of session 5's second round (test7 became tuning data after its one
-# evaluation): four collectors in parallel, without the rules; frozen before its evaluation.
-TEST8_SHA256 = "23a7e5c09dbbc3b5b0032a4fd785617af085abe5f06b2c13cc111e7ecced6e34"
-# The held-out split of session 5's third round (test8 became tuning data after its one
-# evaluation): collected while test7 was tuned on, held back one round, frozen before its
-# evaluation; tuning data since round 8 (the newest held-out split is collected apart).
-TEST9_SHA256 = "1dcf54ede11dc800ab8dba7d9beff582420186db5c61a1870858bee8a3da58c1"
-# The held-out split of session 5's fourth round (test9 became tuning data after its one
-# evaluation); frozen before its evaluation.
-TEST10_SHA256 = "757faa17200be9a5099dc09999b726b428c2ab8cf0b8ecb91b7c1f66cfce40a4"
+# Every held-out split, frozen by SHA-256 before its one evaluation (GUIDE.md says when
+# each became tuning data).
+FROZEN_SHA256 = {
+    # frozen before any wide rule was written; tuning used dev only
+    "test": "c037d8034a5d4c42b049bdf79d88eddcb0c0be9aba72c85250699bc63e8138d5",
+    # collected after the wide rules were written, from projects on neither side of `test`
+    "test2": "9842ed9556e4d29107b66ee4c6ecc66698b90b67b315e5630b1aeaf8adc12228",
+    # session 4, rounds 1-4: each collected and labelled without running the rules while
+    # they were tuned on the earlier splits
+    "test3": "f289b349954119419baf25deaf9547124da1a536cb4bcb053982cb409170dada",
+    "test4": "6303432da2c1c2d1bcd9ade5c943599bd137ab54ac400142ad5fa0f2275d92d9",
+    "test5": "51e0b00ffd58116a3fe6e1dd54afff7df2a223167e8dca2e1623f2befc3908ba",
+    "test6": "15af70385493174fda745fedb1827d5149155a11ac0b1c9efe4aa21092b9f052",
+    # session 5, rounds 5-8: four or five collectors in parallel each, without the rules
+    "test7": "0045c3d0772dbf978fe641fc7fb0299553e3a71c86d89da6593ff216bcb9f341",
+    "test8": "23a7e5c09dbbc3b5b0032a4fd785617af085abe5f06b2c13cc111e7ecced6e34",
+    "test9": "1dcf54ede11dc800ab8dba7d9beff582420186db5c61a1870858bee8a3da58c1",
+    "test10": "757faa17200be9a5099dc09999b726b428c2ab8cf0b8ecb91b7c1f66cfce40a4",
+    # session 6: five collectors in parallel while round 9 tuned on test10
+    "test11": "c98f61acba46e702430627d5e2da154b4aaa0fca77d9b34ef7dba2e03cb89ee1",
+}
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
 
-def test_the_held_out_splits_are_frozen():
-    assert hashlib.sha256((CORPUS / "test.jsonl").read_bytes()).hexdigest() == TEST_SHA256
-    assert hashlib.sha256((CORPUS / "test2.jsonl").read_bytes()).hexdigest() == TEST2_SHA256
-    assert hashlib.sha256((CORPUS / "test3.jsonl").read_bytes()).hexdigest() == TEST3_SHA256
-    assert hashlib.sha256((CORPUS / "test4.jsonl").read_bytes()).hexdigest() == TEST4_SHA256
-    assert hashlib.sha256((CORPUS / "test5.jsonl").read_bytes()).hexdigest() == TEST5_SHA256
-    assert hashlib.sha256((CORPUS / "test6.jsonl").read_bytes()).hexdigest() == TEST6_SHA256
-    assert hashlib.sha256((CORPUS / "test7.jsonl").read_bytes()).hexdigest() == TEST7_SHA256
-    assert hashlib.sha256((CORPUS / "test8.jsonl").read_bytes()).hexdigest() == TEST8_SHA256
-    assert hashlib.sha256((CORPUS / "test9.jsonl").read_bytes()).hexdigest() == TEST9_SHA256
-    assert hashlib.sha256((CORPUS / "test10.jsonl").read_bytes()).hexdigest() == TEST10_SHA256
+@pytest.mark.parametrize(("split", "sha256"), FROZEN_SHA256.items())
+def test_the_held_out_splits_are_frozen(split, sha256):
+    assert hashlib.sha256((CORPUS / f"{split}.jsonl").read_bytes()).hexdigest() == sha256
 
 
 def test_records_carry_label_provenance_and_split():
@@ -174,7 +156,7 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["id"] for r in test6} & {r["id"] for r in everything}
 
 
-@pytest.mark.parametrize("split", ["test7", "test8", "test9", "test10"])
+@pytest.mark.parametrize("split", ["test7", "test8", "test9", "test10", "test11"])
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
     prefix = "t" + split.removeprefix("test") + "-"
