@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import services as s
 from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
+from exactserve.toolerr.wide.conflicts import MISSING_WORDS, client_error_doubt, empty_choices
 from exactserve.toolerr.wide.lexicons import (
     FIRST_TIER,
     FIRST_TIERS,
     FIXABLE_FAMILIES,
     FIXABLE_THEN_MARKERS,
     FIXABLE_WORDS,
+    LATE_FIXABLE,
     RETRY_AFTER,
     SIXTH_KIND,
     SIXTH_TIER,
@@ -51,6 +54,12 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     if statuses:
         kinds = {_status_kind(s) for s in statuses}
         named = ",".join(str(s) for s in statuses)
+        if kinds == {"fixable"}:  # the call's arguments, unless the body says otherwise
+            # (an authentication class: its name holds `Auth`)
+            exception = _exception_kind(text) if "Auth" in text else None
+            doubt = client_error_doubt(text, exception)
+            if doubt is not None:
+                return "ambiguous", f"HTTP {named} and {doubt} disagree"
         if len(kinds) == 1:
             return kinds.pop(), f"HTTP {named}"
         return "ambiguous", f"HTTP {named} disagree"
@@ -69,6 +78,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     for marker, family in families:
         if fix is None and marker in text:
             fix = family.first(text)
+    if bad is None and fix in MISSING_WORDS and empty_choices(text):
+        bad = "none available"  # a missing item, and nothing else to choose: they disagree
     if fix is None and failed_verdict(text):
         fix = "failed tests"
     if fix is None and "error: " in text and w.COMPILER_ERROR.search(text):
@@ -78,13 +89,19 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         fix = "lint finding"
     if fix is None and ".go:" in head and t.GO_LOCATION.search(head):
         fix = "Go source location"
+    if fix is None and "✖" in text and s.LINT_VERDICT.search(text):
+        fix = "lint verdict"
+    if fix is None and "]" in head and "ml:" in head and s.YAML_FINDING.search(head):
+        fix = "lint finding"
+    if fix is None:
+        fix = LATE_FIXABLE.first(text, seen)
     if bad and fix:
         return "ambiguous", f"words {quote(bad)} and {quote(fix)} disagree"
     if bad:
         return "unrecoverable", f"words {quote(bad)}"
     if fix:
         return "fixable", f"words {quote(fix)}"
-    return "ambiguous", "no evidence of a kind"
+    return _service_kind(text) or ("ambiguous", "no evidence of a kind")
 
 
 def _exception_kind(text: str) -> tuple[str, str] | None:
@@ -101,6 +118,16 @@ def _exception_kind(text: str) -> tuple[str, str] | None:
     if name in w.EXCEPTION_KIND:
         return w.EXCEPTION_KIND[name], f"exception {name}"
     kind = g.class_kind(name)
+    return (kind, f"exception class {name}") if kind else None
+
+
+def _service_kind(text: str) -> tuple[str, str] | None:
+    """The kind of a class that a service or package named, by the words of its name, when
+    no other evidence gave one (the client's class, `ClientError`, says nothing): AWS's `An
+    error occurred (ValidationException) when calling ...`, Azure's `(AuthorizationFailed)
+    ...`, a package's `hvac.exceptions.InvalidRequest: ...`."""
+    name = s.service_class(text)
+    kind = g.class_kind(name) if name else None
     return (kind, f"exception class {name}") if kind else None
 
 
@@ -153,6 +180,8 @@ def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, st
             unsure = unsure or "Permission denied"
     if kinds.keys() == {"unrecoverable", "fixable"} and kinds["unrecoverable"] in a.DISK_WORDS:
         del kinds["fixable"]  # a full or read-only disk, then the files it could not write
+    if kinds.get("unrecoverable") == "ENOSPC" and s.WATCHER_LIMIT in text:
+        unsure = unsure or f"{kinds.pop('unrecoverable')} of the file watchers' limit"
     # (each substring scan behind a `memchr` of its rarest character: most texts lack it)
     if "fixable" in kinds and "6" in text and a.INTERNAL_ERROR in text:
         # a JSON-RPC internal error: the missing path may be the server's own, not the call's

@@ -95,6 +95,9 @@ MARKED_LINES = (
         re.compile(r"^[\w.-]{1,40}: (?:invalid option -- |unrecognized option ')", re.MULTILINE),
     ),
     (("** (",), re.compile(r"^\*\* \([A-Z][A-Za-z0-9_.]{0,60}\) ", re.MULTILINE)),
+    # caarlos0/log's error glyph with its `error=` field (goreleaser: `   ⨯ release failed after
+    # 430.85s error=...`; round 9)
+    (("⨯",), re.compile(r"^ {0,6}⨯ [^\n]{1,200}? error=", re.MULTILINE)),
 )
 # Report lines that tools print on success: pip's notice after an install that worked.
 BENIGN_REPORTS = ("ERROR: pip's dependency resolver does not currently take into account",)

@@ -9,6 +9,7 @@ import re
 
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import services as s
 from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.families import FIXABLE_FAMILIES as FAMILY_WORDS
@@ -21,11 +22,11 @@ from exactserve.toolerr.wide.scan import LineStart
 WORDS = {
     "phrases": w.FAILURE_PHRASES + g.FAILURE_PHRASES + a.FAILURE_PHRASES,
     "denial": w.DENIAL + a.DENIAL,
-    "quota": w.QUOTA + g.QUOTA + a.QUOTA + t.QUOTA,
+    "quota": w.QUOTA + g.QUOTA + a.QUOTA + t.QUOTA + s.QUOTA,
     "retry": w.RETRY_AFTER,
     "rate": w.RATE_LIMIT + g.RATE_LIMIT,
     "timeout": w.OWN_TIMEOUT,
-    "conditions": w.CONDITIONS + g.CONDITIONS + a.CONDITIONS + t.CONDITIONS,
+    "conditions": w.CONDITIONS + g.CONDITIONS + a.CONDITIONS + t.CONDITIONS + s.CONDITIONS,
     "unsure": w.UNSURE_NETWORK + g.UNSURE_NETWORK + a.UNSURE,
     "permission": w.PERMISSION,
     "unrecoverable": (
@@ -33,14 +34,21 @@ WORDS = {
         *g.UNRECOVERABLE_WORDS,
         *a.UNRECOVERABLE_WORDS,
         *t.UNRECOVERABLE_WORDS,
+        *s.UNRECOVERABLE_WORDS,
     ),
     "fixable": w.FIXABLE_WORDS + g.FIXABLE_WORDS + a.FIXABLE_WORDS + t.FIXABLE_WORDS,
+    # round 9's fixable words, looked up only where the list above found none (services.py)
+    "late fixable": s.FIXABLE_WORDS,
 }
 # ... grouped for lookup (toolerr.wide.probes).
 FAILURE_PHRASES = Lexicon(WORDS["phrases"], w.MARKERS)
 RETRY_AFTER = Lexicon(WORDS["retry"], w.MARKERS)
 UNRECOVERABLE_WORDS = Lexicon(WORDS["unrecoverable"], w.SHARED_MARKERS)
 FIXABLE_WORDS = Lexicon(WORDS["fixable"], w.SHARED_MARKERS)
+# Round 9's fixable words, consulted only when no other fixable evidence was found (any
+# fixable word decides the kind alike, so the answers are those of one list; the lookup costs
+# nothing where an earlier word was found).
+LATE_FIXABLE = Lexicon(WORDS["late fixable"], ("alid", *w.SHARED_MARKERS))  # (`[Vv]alidation`)
 # Tiers 1-4 as one list: its first present word is the first tier's evidence, and the
 # lookup passes over the later tiers' words once an earlier word is found (one pass over
 # the text's characters instead of four). FIRST_TIER names each word's (earliest) tier.
@@ -63,14 +71,17 @@ SIXTH_TIER = Lexicon(
     (*(word for word, _ in WORDS["conditions"]), *WORDS["unsure"], *WORDS["permission"]),
     w.SHARED_MARKERS,
 )
-# Every report line (words.py, general.py, agents.py, toolchains.py), matched at the start of
-# each line (one match per line is cheaper than a MULTILINE search trying `^` at every
-# character), through the alternatives the line's first character allows (firstchar.py).
+# Every report line (words.py, general.py, agents.py, toolchains.py, services.py), matched at
+# the start of each line (one match per line is cheaper than a MULTILINE search trying `^` at
+# every character), through the alternatives the line's first character allows (firstchar.py).
 REPORT_LINE = FirstChar(
     f"{w.BUILDKIT_STEP}|{a.CLOCK_PREFIX}",
     [
         alternative
-        for body in (w.FAILURE_BODY, g.PREFIXED_BODY, g.ERRNO_BODY, a.REPORT_BODY, t.REPORT_BODY)
+        for body in (
+            *(w.FAILURE_BODY, g.PREFIXED_BODY, g.ERRNO_BODY),
+            *(a.REPORT_BODY, t.REPORT_BODY, s.REPORT_BODY),
+        )
         for alternative in split_alternatives(body)
     ],
 )

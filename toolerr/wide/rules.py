@@ -40,6 +40,7 @@ from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.classify import classify_wide
+from exactserve.toolerr.wide.conflicts import names_only
 from exactserve.toolerr.wide.lexicons import (
     COMPILER_MARKS,
     EDGE_SENTENCE,
@@ -60,6 +61,7 @@ from exactserve.toolerr.wide.lines import (
     said_outside_numbers,
     stripped_end,
 )
+from exactserve.toolerr.wide.services import first_line_report, json_error_body
 from exactserve.toolerr.wide.shapes import (
     JSON_EXIT_KEYS,
     TAIL_CHARS,
@@ -136,6 +138,8 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
             return None, ""  # a UI test's expected compiler output, read as a file
     found = line_match((REPORT_LINE,), first_lines)
     if found is not None and found.string is first_lines[0]:  # a report opens the text
+        if found.end() == len(first_lines[0]) and names_only(first_lines, _last_line(text)):
+            return None, ""  # bare class names, one a line: a listing of classes
         return "wide-line", f"line {quote(found.group(0))}"
     if len(first_lines) > 1 and w.SETEXT_UNDERLINE.match(first_lines[1]):
         if w.SETEXT_TITLE.match(first_lines[0]):
@@ -164,6 +168,8 @@ def _later_failure(
     for marks, pattern in g.MARKED_LINES:
         if found is None and marked and any(mark in marked for mark in marks):
             found = pattern.search(lines)
+    if found is None:
+        found = first_line_report(first_lines[0])
     if found:
         return "wide-line", f"line {quote(found.group(0))}"
     for line in first_lines[: t.PS_RECORD_LINES]:
@@ -224,4 +230,11 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
         kind = value.get("type")
         if isinstance(kind, str) and kind.endswith("_error") and "message" in value:
             return "wide-json", f"JSON type {quote(kind)}"
+        body = json_error_body(value)  # other APIs' layouts: `errors`, GitHub's, Okta's
+        if body is not None:
+            return "wide-json", body
     return None, ""
+
+
+def _last_line(text: str) -> str:
+    return text[-TAIL_CHARS:].rstrip().rsplit("\n", 1)[-1]

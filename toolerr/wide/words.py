@@ -240,7 +240,7 @@ HTTP_REASON = (
     r"(?: |:|,|'| \()"
     r"(?:Client Error|Server Error|Not Found|Forbidden|Unauthorized|Bad Request|Bad Gateway"
     r"|Service (?:Temporarily )?Unavailable|Gateway Time-?out|Too [Mm]any [Rr]equests"
-    r"|Internal Server Error|Gone|Payment Required"
+    r"|Internal Server Error|Gone|Payment Required|Not found|Access Denied"
     r"|Overloaded|Method Not Allowed|Conflict|Unprocessable|Request Timeout|Too Early"
     r"|Bad credentials|for |- |\{| message=')"  # aiohttp: `400, message='Bad Request'`
 )
@@ -312,7 +312,7 @@ UNSURE_NETWORK = (
 # agent typed (`bash: ./run.sh: Permission denied`), and unsure elsewhere.
 PERMISSION = ("Permission denied", "EACCES", "ermission denied", "Access is denied")
 SYSTEM_PATH = re.compile(
-    r"['\"( ](?:/usr/|/etc/|/var/|/root|/opt/|/bin/|/sbin/|/lib|/System/|/Library/"
+    r"['\"( ](?:/usr/|/etc/|/var/|/root|/opt/|/bin/|/sbin/|/lib|/dev/|/System/|/Library/"
     r"|/private/|/proc/|/sys/|[A-Z]:\\\\?(?:Program Files|Windows))"
 )
 RELATIVE_EXEC = re.compile(

@@ -1,0 +1,150 @@
+"""Round 9's failure shapes (test10, tuned on after its one evaluation), by general cause:
+JSON error bodies of web APIs in their own layouts, the log lines Go command-line tools end
+with, a few report lines and words of toolchains and API servers. Data only, in the form
+of toolerr.wide.words; rules.py and classify.py add each list to its tier.
+
+Each shape is a format many tools or services share (a logging library's level, an API's
+error layout, an argument parser's usage error), not one text's phrase.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+# A line that begins a failure report (rules.REPORT_LINE, after every other shape):
+# - Go logging libraries' fatal and error levels: logrus's text format on a terminal
+#   (`FATA[0000] failed to create shim task: ...`, `ERRO[0003] ...`), a bare upper-case level
+#   before a capitalised message (trivy: `FATAL Error ...`); caarlos0/log's error glyph is
+#   general.MARKED_LINES' (looked for only when `⨯` occurs);
+# - `Fatal: ` (restic and other Go tools' final line), node-gyp's `gyp ERR! `;
+# - a failure glyph before `X failed` alone or with a colon ending the line (`❌ Markdown
+#   linting failed`, `❌ Content validation failed:`);
+# - Google API clients' status and message (`404 Not found: Table x`, `403 Access Denied:
+#   ...`; agents.EDGE_BODY reads capitalised reasons only).
+REPORT_BODY = (
+    r"(?:FATA|ERRO)\[[0-9]{1,6}\] |FATAL (?=[A-Z])|Fatal: |gyp ERR! "
+    r"|[✗✕✘×❌✖⨯] ?[A-Z][\w-]{0,30}(?: [\w-]{1,30}){0,3} failed:?$"
+    r"|[45][0-9]{2} [A-Z][a-z]{1,20}(?: [a-z]{1,20}){1,2}: "
+    # the Azure CLI's error code before its message (`(AuthorizationFailed) The client ...`),
+    # a code that names a failure (not `(Optional) The ...`)
+    r"|\((?:[A-Z][a-z0-9]{1,20}){1,6}(?:Failed|NotFound|Error|Exception|Denied|Invalid"
+    r"|Exceeded|Conflict)\) "
+)
+# A linter's failed verdict: eslint's `✖ 84 problems (83 errors, 1 warning)` (with no error,
+# `✖ 3 problems (0 errors, 3 warnings)`, the run passed). Fixable evidence only: as a
+# detection it would also fire on a file of eslint's output read back (test data).
+LINT_VERDICT = re.compile(r"✖ [0-9]{1,6} problems? \([1-9][0-9]{0,5} errors?, ")
+# An AWS service's error code (`An error occurred (ValidationException) when calling the
+# BatchWriteItem operation: ...`, botocore's and the CLI's form): the exception the service
+# named, read by the words of its name when the client's class (`ClientError`) says nothing.
+AWS_CODE_MARK = "n error occurred ("
+AWS_CODE = re.compile(r"n error occurred \(([A-Za-z][A-Za-z0-9]{1,60})\) when calling ")
+# The Azure CLI's error code opening the text (`(AuthorizationFailed) The client ...`).
+AZURE_CODE = re.compile(r"\(([A-Z][A-Za-z0-9]{1,60})\) ")
+# A Python package's exception class by its module (`hvac.exceptions.InvalidRequest: ...`,
+# `prawcore.exceptions.Redirect: ...`), whose name need not end in `Error`.
+MODULE_CLASS_MARK = "exceptions."
+MODULE_CLASS = re.compile(r"\.exceptions\.([A-Z][A-Za-z0-9_]{1,60}): ")
+
+# Lines read only as the first line of the text (a marker scan of the first lines would cost
+# every text more than these few tools repay): a YAML linter's finding at a location, a
+# sentence and its rule named last (actionlint: `test.yaml:3:5: unexpected key "branch" for
+# "push" section. ... [syntax-check]`; not `rg --vimgrep`'s `ci.yaml:3:5: branches: [main]`),
+# also fixable evidence (classify.py); an argument parser's usage error under a program and
+# its subcommand (argparse: `pipx run: error: ambiguous option: ...`; one word is general.py's
+# `prog: error:`).
+YAML_FINDING = re.compile(
+    r"^[\w./-]{1,200}\.ya?ml:[0-9]{1,7}:[0-9]{1,5}: "
+    r"(?:[^\s]{1,200} ){4,80}\[[a-z][a-z0-9-]{1,30}\]$",
+    re.MULTILINE,
+)
+SUBCOMMAND_USAGE = re.compile(r"[\w.+-]{1,30}(?: [\w.+-]{1,30}){1,2}: error: ")
+
+
+def first_line_report(line: str) -> re.Match | None:
+    """A YAML linter's finding or a subcommand's usage error as the text's first line."""
+    if line.endswith("]"):  # (a finding ends with its rule)
+        return YAML_FINDING.match(line)
+    if line.find(": error: ", 0, 100) != -1:  # (within the reach of the pattern's start)
+        return SUBCOMMAND_USAGE.match(line)
+    return None
+
+
+# Evidence words by kind (classify.py adds them to the tiers).
+FIXABLE_WORDS = (
+    # a request or input its validator refused (`Validation failed: Password can't be blank`,
+    # GitHub's `Validation Failed`, Okta's `Api validation failed: RequestParams`)
+    *("alidation failed", "alidation Failed"),
+    # tsc's TS2305 and TS2724 (`Module '"bullmq"' has no exported member 'QueueScheduler'`)
+    "has no exported member",
+    # cobra's (most Go CLIs') and argparse's usage errors
+    *('unknown command "', "ambiguous option"),
+    # the Kubernetes API server's field validation (`spec.selector: Required value`), JSON
+    # Schema validators' `missing properties: ["Name"]`
+    *("Required value", "missing properties: ["),
+    # a validator's verdict on a named field or object (the Kubernetes API server's
+    # `Deployment.apps "x" is invalid: [spec.selector: ...`, Datadog's `Field 'filter.from,to'
+    # is invalid: ...`), HTTP 405's reason (GitHub: `Method not allowed. To make changes to a
+    # key, ...`), a tool name the framework refused (`invalid tool name pattern`)
+    *(" is invalid: ", "ethod not allowed", "nvalid tool name"),
+    # a call with the wrong number of arguments (`Function 'f' expects 2 arguments, got 1`),
+    # esbuild's compile errors (`Transform failed with 3 errors:`, vite's and tsx's builds)
+    *(" arguments, got ", "Transform failed with "),
+)
+# Conditions that pass by themselves: a Kubernetes container still being created (`container
+# "x" in pod "x" is waiting to start: ContainerCreating`), Claude Code's cancellation of a call
+# because a parallel call failed (`Sibling tool call errored`: the same call alone goes
+# through).
+CONDITIONS: tuple[tuple[str, str], ...] = (
+    ("ContainerCreating", "transient"),
+    ("Sibling tool call errored", "transient"),
+)
+UNRECOVERABLE_WORDS = (
+    # an API the cluster or service does not offer (`metrics API is not available`, `The
+    # Gemini API is not available in your country`; GUIDE.md: "a tool or server that is not
+    # available in this session"). Not `is not available` alone: composer's boilerplate says
+    # `The package is not available in a stable-enough version` under every missing package.
+    "API is not available",
+    # an authorization the service refused (Kubernetes' kubelet `Authorization error (user=...`)
+    "Authorization error",
+)
+# ENOSPC from the kernel's inotify limit (Node's and libuv's `ENOSPC: System limit for number
+# of file watchers reached`) is no full disk: a system setting or the project's watch list.
+WATCHER_LIMIT = "file watchers"
+QUOTA = ("InsufficientQuota",)  # Azure's error code for a subscription's exhausted quota
+
+# The members of an error object inside a JSON body's `errors` list (GraphQL, JSON:API,
+# Datadog): `{"errors": [{"message": ...}]}`, or plain strings (`{"errors": ["API key
+# required"]}`).
+ERROR_ITEM_KEYS = frozenset(("message", "detail", "title", "code", "reason", "description"))
+
+
+def service_class(text: str) -> str | None:
+    """An Azure or AWS error code or a Python package's exception class in `text`, or None."""
+    found = AZURE_CODE.match(text) if text.startswith("(") else None
+    if found is None and AWS_CODE_MARK in text:
+        found = AWS_CODE.search(text)
+    if found is None and MODULE_CLASS_MARK in text:
+        found = MODULE_CLASS.search(text)
+    return found.group(1) if found else None
+
+
+def json_error_body(value: dict[str, Any]) -> str | None:
+    """The evidence that a JSON object is an API's error body in a layout other than an
+    `error` member, or None: a non-empty `errors` list of error objects or strings; GitHub's
+    error layout (`message` with `documentation_url`); an error code with its summary (Okta's
+    `errorCode` and `errorSummary`)."""
+    errors = value.get("errors")
+    if isinstance(errors, list) and errors:
+        first = errors[0]
+        if (isinstance(first, str) and first) or (
+            isinstance(first, dict) and not ERROR_ITEM_KEYS.isdisjoint(first)
+        ):
+            return "JSON errors member"
+    if isinstance(value.get("message"), str) and "documentation_url" in value:
+        return "JSON message with documentation_url"
+    code = value.get("errorCode")
+    if isinstance(code, str) and code and ("errorSummary" in value or "errorMessage" in value):
+        return "JSON errorCode"
+    return None
