@@ -63,7 +63,7 @@ def test_wheel_has_one_top_level_name(wheel):
     assert "exactserve = exactserve.server.cli:main" in entry_points
 
 
-def test_wheel_holds_every_layer_package_the_templates_and_the_c_source(wheel):
+def test_wheel_holds_every_layer_package_its_data_files(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for module in _package_folders():
         assert module.replace(".", "/") + "/__init__.py" in names, f"{module} not in the wheel"
@@ -72,6 +72,7 @@ def test_wheel_holds_every_layer_package_the_templates_and_the_c_source(wheel):
     for name in templates:
         assert f"exactserve/runtime/templates/{name}" in names
     assert "exactserve/runtime/cpu/group_loop.c" in names  # compiled on first use
+    assert "exactserve/toolerr/wide/opinion.json" in names  # the wide rules' learned weights
     assert not any(name.startswith(("exactserve/tests", "exactserve/bench")) for name in names)
 
 

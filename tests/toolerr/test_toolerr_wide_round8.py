@@ -33,8 +33,9 @@ SUCCESSES = [
 
 # (corpus id, wide rule, kind)
 CASES = [
-    # Antigravity's failure line keeps deciding (`The command failed with exit code: 1`)
-    ("t9-eager-npm-name", "wide-exit", "ambiguous"),
+    # Antigravity's failure line keeps deciding (`The command failed with exit code: 1`); no
+    # rule's words name the kind, the learned opinion gives the label's
+    ("t9-eager-npm-name", "wide-exit", "fixable"),
     ("t9-kyb-platform-vercel127", "wide-exit", "fixable"),
     # a PowerShell record that ends the text still decides (nothing ran after it)
     ("t8-policy-1", "wide-line", "fixable"),

@@ -25,6 +25,7 @@ from exactserve.toolerr.wide.lexicons import (
     UNRECOVERABLE_WORDS,
 )
 from exactserve.toolerr.wide.lines import failed_verdict, quote
+from exactserve.toolerr.wide.opinion import learned_kind
 from exactserve.toolerr.wide.shapes import Shape
 
 
@@ -101,7 +102,16 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         return "unrecoverable", f"words {quote(bad)}"
     if fix:
         return "fixable", f"words {quote(fix)}"
-    return _service_kind(text) or ("ambiguous", "no evidence of a kind")
+    return _service_kind(text) or _learned(text)
+
+
+def _learned(text: str) -> tuple[str, str]:
+    """The last tier: the learned opinion (opinion.py) when it is confident."""
+    learned = learned_kind(text)
+    if learned is None:
+        return "ambiguous", "no evidence of a kind"
+    kind, probability = learned
+    return kind, f"no evidence of a kind; learned {kind} at {probability:.2f}"
 
 
 def _exception_kind(text: str) -> tuple[str, str] | None:

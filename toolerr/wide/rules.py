@@ -27,7 +27,8 @@ within the deciding tier gives `ambiguous`:
   7. the exception class of the last exception line
   8. unrecoverable words (Unauthorized, invalid API key, ...) and fixable words (edit
      mismatches, validation, compiler and usage errors, failed tests)
-  9. nothing: ambiguous
+  9. only where no rule named a kind: the learned opinion (opinion.py), when confident
+  10. nothing: ambiguous
 """
 
 from __future__ import annotations
@@ -66,9 +67,8 @@ from exactserve.toolerr.wide.shapes import (
     JSON_EXIT_KEYS,
     TAIL_CHARS,
     Shape,
-    inner_text,
+    evidence_window,
     read_shape,
-    window,
 )
 
 # Agents' own failure sentences stand at the start or the end of a result.
@@ -98,10 +98,7 @@ def judge(text: str, explicit_rule: str | None) -> Verdict | None:
     rule, why = (explicit_rule, "flag") if explicit_rule else _detect(text, shape)
     if rule is None:
         return None
-    evidence_text = window(text)
-    if shape.json is not None:
-        evidence_text = inner_text(shape.json) or evidence_text
-    kind, because = classify_wide(evidence_text, shape)
+    kind, because = classify_wide(evidence_window(text, shape), shape)
     return Verdict(rule, kind, f"{why}; {because}")
 
 

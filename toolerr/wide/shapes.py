@@ -84,6 +84,13 @@ def window(text: str) -> str:
     return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:]
 
 
+def evidence_window(text: str, shape: Shape) -> str:
+    """What classification reads: the text parts of a JSON result, else the window."""
+    if shape.json is not None:
+        return inner_text(shape.json) or window(text)
+    return window(text)
+
+
 def inner_text(value: Any) -> str:
     """The text parts of an MCP-style result (`content: [{type: text, text}]`) or the
     message of a JSON error object, joined by newlines; "" when there is none."""
