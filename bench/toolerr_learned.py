@@ -23,7 +23,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "toolerr"))
-from corpus_records import CORPUS, read_split, wide_verdict  # noqa: E402
+from corpus_records import labelled_splits, read_split, wide_verdict  # noqa: E402
 
 from exactserve.toolerr.wide.opinion import (  # noqa: E402
     KINDS,
@@ -41,12 +41,6 @@ PRUNE = 0.02  # weights this small are dropped from opinion.json
 STEPS, LEARNING_RATE, L2 = 400, 0.05, 1e-4
 NO_EVIDENCE = "no evidence of a kind"  # the rules' evidence when they name no kind
 LEARNED = "; learned "  # how the evidence goes on when the opinion names one
-
-
-def labelled_splits() -> list[str]:
-    """Every labelled split in the corpus folder (the held-out one being collected is
-    elsewhere until it is frozen, evaluated once and added here)."""
-    return sorted(path.stem for path in CORPUS.glob("*.jsonl"))
 
 
 def features(record: dict) -> set[str]:

@@ -11,7 +11,7 @@ from exactserve.toolerr.wide import opinion as o
 
 
 def test_training_on_every_labelled_split_gives_the_shipped_weights():
-    splits = tl.labelled_splits()
+    splits = tl.labelled_splits()  # (every labelled split but the newest held-out one)
     weights, bias = tl.train([r for split in splits for r in tl.read_split(split)])
     shipped = json.loads(o.WEIGHTS_PATH.read_text("utf-8"))
     assert shipped["trained_on"] == splits

@@ -31,6 +31,16 @@ TUNING_SPLITS = (
 )
 
 
+# The newest held-out split: frozen by SHA-256 and evaluated once; no rule is tuned on it
+# and the learned opinion is not trained on it until it joins the tuning data.
+HELD_OUT = ("test12",)
+
+
+def labelled_splits() -> list[str]:
+    """Every split the learned opinion is trained on: all but HELD_OUT, sorted."""
+    return sorted(path.stem for path in CORPUS.glob("*.jsonl") if path.stem not in HELD_OUT)
+
+
 def read_split(split: str) -> list[dict]:
     """The records of tests/toolerr/corpus/{split}.jsonl, in file order."""
     lines = (CORPUS / f"{split}.jsonl").read_text("utf-8").splitlines()

@@ -33,6 +33,8 @@ FROZEN_SHA256 = {
     "test10": "757faa17200be9a5099dc09999b726b428c2ab8cf0b8ecb91b7c1f66cfce40a4",
     # session 6: five collectors in parallel while round 9 tuned on test10
     "test11": "c98f61acba46e702430627d5e2da154b4aaa0fca77d9b34ef7dba2e03cb89ee1",
+    # session 6's second round: five collectors while the learned opinion was built
+    "test12": "875974a6d1d996bb94f7f36e5ff4b93d592bcffb3278d4871469af40abfee69d",
 }
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
@@ -156,7 +158,7 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["id"] for r in test6} & {r["id"] for r in everything}
 
 
-@pytest.mark.parametrize("split", ["test7", "test8", "test9", "test10", "test11"])
+@pytest.mark.parametrize("split", ["test7", "test8", "test9", "test10", "test11", "test12"])
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
     prefix = "t" + split.removeprefix("test") + "-"

@@ -10,11 +10,10 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from corpus_records import CORPUS, read_split
+from corpus_records import labelled_splits, read_split
 
 from exactserve.toolerr.detect import detect
 from exactserve.toolerr.forms import Options
@@ -27,8 +26,8 @@ from exactserve.toolerr.wide.shapes import evidence_window, read_shape
 
 WINDOWS = [
     evidence_window(r["text"], read_shape(r["text"]))
-    for path in sorted(CORPUS.glob("*.jsonl"))
-    for r in read_split(path.stem)
+    for split in labelled_splits()
+    for r in read_split(split)
 ]
 
 
@@ -167,5 +166,5 @@ def test_the_header_carries_the_learned_evidence(always_transient):
 
 def test_the_shipped_weights_cover_every_labelled_split():
     data = json.loads(o.WEIGHTS_PATH.read_text("utf-8"))
-    assert data["trained_on"] == sorted(path.stem for path in Path(CORPUS).glob("*.jsonl"))
+    assert data["trained_on"] == labelled_splits()
     assert len(data["bias"]) == 3 and all(len(w) == 3 for w in data["weights"].values())
