@@ -98,6 +98,12 @@ KNOWN_FALSE_DETECTIONS = {
     "t9-funeral-eval-modal",
     "t9-funeral-console",
     "t9-cliargs-rust-stderr-fixture",
+    # test11 (tuned on since round 10): an MCP demo tool asked to return an error-annotated
+    # message (`Error: Operation failed`, which is what it was asked to produce), and a shell
+    # loop whose every curl body is GitHub's `API rate limit exceeded` JSON with the result's
+    # flag false: only the request and the recorded flag say the call did what was asked
+    "t11-mcp-interviewer-annotated-error",
+    "t11-effect-of-offset-correction-and-cursor-o-57",
 }
 
 
@@ -128,8 +134,12 @@ def test_no_definite_failure_gets_a_wrong_kind():
     unrecoverable by its thread; and three of test9 (tuned on since round 8): Antigravity's
     grep tool missing `git` (`executable file not found in %PATH%`, which reads as a command
     the agent typed), sqlcmd's `Login timeout expired` against a server the thread says is
-    reachable at other times, and a Bitbucket server's 404 for routes that no argument can
-    fix (unrecoverable by the thread)."""
+    reachable at other times; and two of test12 (tuned on since round 10), a program that is
+    not installed on the host (`java: command not found`, `gradle: command not found`),
+    unrecoverable by their notes, whose text is the shell's report of a command the agent
+    typed (fixable by the guide), as the same report for `node`, `python`, `jq` or `gh` is
+    labelled elsewhere in the corpus: only the host around them tells. (A Bitbucket server's
+    404 under a JSON-RPC internal error is `ambiguous` since round 10.)"""
     wrong = set()
     for record_id, record in RECORDS.items():
         failures = wide_verdict(record)
@@ -144,5 +154,6 @@ def test_no_definite_failure_gets_a_wrong_kind():
         "t8-rimworld-piezoelectric-flooring-mod-1",
         "t9-facturacion-grep-nogit",
         "t9-msphpsql-sqlcmd-login-timeout",
-        "t9-bitbucket-404-dc",
+        "t12-offline-inventory-gradle-not-found",
+        "t12-task-63-java-not-found-127",
     }

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from corpus_records import records_by_id
+from corpus_records import records_by_id, rules_kind
 
 from exactserve.toolerr.wide import classify_wide, judge
 
@@ -188,14 +188,14 @@ def test_general_shapes_leave_successes_alone(text):
 
 
 def test_json_states_and_test_verdicts_at_the_start():
-    # t3-explyt-32: a JSON `result` of "failure" is one (no rule's words name its kind; the
-    # learned opinion gives the label's)
-    assert judge(RECORDS["t3-explyt-32"]["text"], None)[:2] == ("wide-json", "unrecoverable")
+    # t3-explyt-32: a JSON `result` of "failure" is one (its kind is not in the text)
+    verdict = judge(RECORDS["t3-explyt-32"]["text"], None)
+    assert (verdict.rule, rules_kind(verdict)) == ("wide-json", "ambiguous")
     assert judge('{"status": "ok", "result": "failure rate 0.1"}', None) is None
     # t3-pidusage-162: pnpm's ` ERR_PNPM_FETCH_404  GET ...: Not Found - 404` line is a
-    # report (the status after its reason is not read by any rule; the learned opinion gives
-    # the label's kind)
-    assert judge(RECORDS["t3-pidusage-162"]["text"], None)[:2] == ("wide-line", "fixable")
+    # report (the status after its reason is not read: left ambiguous)
+    verdict = judge(RECORDS["t3-pidusage-162"]["text"], None)
+    assert (verdict.rule, rules_kind(verdict)) == ("wide-line", "ambiguous")
     # pytest's FAILURES header among the first lines, before any `E` line
     head = "============ FAILURES ============\n____ test_x ____\n\n    def test_x():"
     assert judge(head, None)[0] == "wide-tests"

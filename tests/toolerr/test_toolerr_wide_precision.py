@@ -9,7 +9,7 @@ ambiguous (a label that only the thread around the text can settle)."""
 from __future__ import annotations
 
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id, wide_verdict
+from corpus_records import TUNING_SPLITS, records_by_id, rules_kind, wide_verdict
 
 from exactserve.toolerr.wide import classify_wide, judge, lexicons
 from exactserve.toolerr.wide import general as g
@@ -185,7 +185,8 @@ def test_a_passing_run_that_logged_errors_is_not_a_failure():
     assert judge(cargo, None) is None
     # a failed count or a failed verdict in the last lines keeps it a failure
     failed = vitest.replace(" Test Files  1 passed (1)", " Test Files  1 failed | 1 passed (2)")
-    assert judge(failed, None)[:2] == ("wide-line", "fixable")  # (the learned opinion's kind)
+    verdict = judge(failed, None)
+    assert (verdict.rule, rules_kind(verdict)) == ("wide-line", "ambiguous")
     cargo_failed = cargo.replace(
         "test result: ok. 3 passed; 0 failed", "test result: FAILED. 2 passed; 1 failed"
     )

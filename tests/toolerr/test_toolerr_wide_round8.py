@@ -8,7 +8,7 @@ are the corpus labels, given by the guide before the rules."""
 from __future__ import annotations
 
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id, wide_verdict
+from corpus_records import TUNING_SPLITS, records_by_id, rules_kind, wide_verdict
 
 from exactserve.toolerr.wide import classify_wide, judge
 from exactserve.toolerr.wide import toolchains as t
@@ -33,9 +33,8 @@ SUCCESSES = [
 
 # (corpus id, wide rule, kind)
 CASES = [
-    # Antigravity's failure line keeps deciding (`The command failed with exit code: 1`); no
-    # rule's words name the kind, the learned opinion gives the label's
-    ("t9-eager-npm-name", "wide-exit", "fixable"),
+    # Antigravity's failure line keeps deciding (`The command failed with exit code: 1`)
+    ("t9-eager-npm-name", "wide-exit", "ambiguous"),
     ("t9-kyb-platform-vercel127", "wide-exit", "fixable"),
     # a PowerShell record that ends the text still decides (nothing ran after it)
     ("t8-policy-1", "wide-line", "fixable"),
@@ -81,7 +80,7 @@ def test_structure_that_says_success_wins(record_id):
 @pytest.mark.parametrize(("record_id", "rule", "kind"), CASES)
 def test_general_causes_of_test9_misses(record_id, rule, kind):
     failures = wide_verdict(RECORDS[record_id])
-    assert failures and (failures[0].rule, failures[0].kind) == (rule, kind), failures
+    assert failures and (failures[0].rule, rules_kind(failures[0])) == (rule, kind), failures
 
 
 @pytest.mark.parametrize(

@@ -27,10 +27,17 @@ from exactserve.toolerr.wide.lexicons import (
 from exactserve.toolerr.wide.lines import failed_verdict, quote
 from exactserve.toolerr.wide.opinion import learned_kind
 from exactserve.toolerr.wide.shapes import Shape
+from exactserve.toolerr.wide.tool_faults import (
+    HARNESS_BLOCK,
+    code_error_in_tool,
+    only_lookup_answers,
+)
 
 
 def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     """(kind, evidence) for a failure whose evidence window is `text`."""
+    if text.startswith(HARNESS_BLOCK):  # the harness refuses the call's form and says how
+        return "fixable", f"harness block {quote(HARNESS_BLOCK)}"
     seen: dict[str, bool] = {}  # markers scanned for, shared by the tiers' lookups
     word = FIRST_TIERS.first(text, seen)  # DENIAL, QUOTA, RATE_LIMIT, OWN_TIMEOUT in turn
     tier = FIRST_TIER.get(word)
@@ -79,6 +86,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     for marker, family in families:
         if fix is None and marker in text:
             fix = family.first(text)
+    if bad is None and fix == " not found" and only_lookup_answers(text):
+        return "ambiguous", f"words {quote(fix)} of a lookup's answer: a program not installed"
     if bad is None and fix in MISSING_WORDS and empty_choices(text):
         bad = "none available"  # a missing item, and nothing else to choose: they disagree
     if fix is None and failed_verdict(text):
@@ -125,6 +134,8 @@ def _exception_kind(text: str) -> tuple[str, str] | None:
     if not names:
         return None
     name = names[-1]
+    if code_error_in_tool(text, name):  # the tool's own code or schema, or the call
+        return "ambiguous", f"exception {name} inside a tool's run"
     if name in w.EXCEPTION_KIND:
         return w.EXCEPTION_KIND[name], f"exception {name}"
     kind = g.class_kind(name)
@@ -180,7 +191,8 @@ def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, st
             permission = True
         else:
             kinds.setdefault(kind, word)
-            ssh = ssh or word.startswith("Permission denied (")  # ssh's methods: decided
+            # ssh's methods and a database's privileges: the permission is decided
+            ssh = ssh or word.startswith(("Permission denied (", "permission denied for "))
     if permission and not ssh:
         if w.RELATIVE_EXEC.search(text):
             kinds.setdefault("fixable", "./... Permission denied")

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import re
 
+from exactserve.toolerr.wide.agents import INTERNAL_ERROR
 from exactserve.toolerr.wide.probes import Lexicon
+from exactserve.toolerr.wide.tool_faults import ACCESS_WORDS
 
 # Words of a refused credential that a client-error status (fixable) does not outweigh.
 # (Narrow on purpose: `credential` alone also names what a malformed request was about.)
@@ -34,7 +36,7 @@ CREDENTIAL_WORDS = (
 # 404 or 410 alone would read as a mistyped argument.
 WITHDRAWN_WORDS = ("no longer available", "is unavailable", "is not available")
 # (looked up through their rarest characters: toolerr.wide.probes)
-DOUBT_WORDS = Lexicon(CREDENTIAL_WORDS + WITHDRAWN_WORDS)
+DOUBT_WORDS = Lexicon(CREDENTIAL_WORDS + WITHDRAWN_WORDS + ACCESS_WORDS)
 
 # The fixable words of a missing item, which an empty list of choices contradicts.
 MISSING_WORDS = (" not found", "nknown tool")
@@ -56,6 +58,10 @@ def client_error_doubt(text: str, exception: tuple[str, str] | None) -> str | No
     class, if any."""
     if exception is not None and exception[0] == "unrecoverable":
         return exception[1]
+    if "6" in text and INTERNAL_ERROR in text and "://" not in text:
+        # a server's own request failed, and the text shows no URL the call could have
+        # chosen: the route may be the server's configuration's (round 10)
+        return "a JSON-RPC internal error with no URL"
     word = DOUBT_WORDS.first(text)
     return None if word is None else f"words {word!r}"
 

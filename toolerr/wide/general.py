@@ -233,6 +233,8 @@ REPR_MARK = "Error("
 def class_kind(name: str) -> str | None:
     """The kind the words of an exception class's name point to, or None."""
     kinds = {kind for word, kind in CLASS_WORDS if word in name}
+    if "Response" in name:  # the service's answer was bad (`InvalidResponseException`), not
+        kinds.discard("fixable")  # the call: its words name no argument (round 10)
     return kinds.pop() if len(kinds) == 1 else None
 
 

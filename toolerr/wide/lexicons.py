@@ -10,6 +10,7 @@ import re
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import services as s
+from exactserve.toolerr.wide import tool_faults as f
 from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.families import FIXABLE_FAMILIES as FAMILY_WORDS
@@ -26,7 +27,10 @@ WORDS = {
     "retry": w.RETRY_AFTER,
     "rate": w.RATE_LIMIT + g.RATE_LIMIT,
     "timeout": w.OWN_TIMEOUT,
-    "conditions": w.CONDITIONS + g.CONDITIONS + a.CONDITIONS + t.CONDITIONS + s.CONDITIONS,
+    "conditions": (
+        *(w.CONDITIONS + g.CONDITIONS + a.CONDITIONS + t.CONDITIONS + s.CONDITIONS),
+        *f.PRIVILEGE_DENIED,
+    ),
     "unsure": w.UNSURE_NETWORK + g.UNSURE_NETWORK + a.UNSURE,
     "permission": w.PERMISSION,
     "unrecoverable": (
@@ -35,6 +39,7 @@ WORDS = {
         *a.UNRECOVERABLE_WORDS,
         *t.UNRECOVERABLE_WORDS,
         *s.UNRECOVERABLE_WORDS,
+        *f.UNRECOVERABLE_WORDS,
     ),
     "fixable": w.FIXABLE_WORDS + g.FIXABLE_WORDS + a.FIXABLE_WORDS + t.FIXABLE_WORDS,
     # round 9's fixable words, looked up only where the list above found none (services.py)

@@ -13,6 +13,8 @@ failure, nor is a test run whose passing verdict ends it when no report line ope
 
 Classification takes the first tier with evidence, in this order; conflicting evidence
 within the deciding tier gives `ambiguous`:
+  0. a harness's refusal of the call's form that says how to make it (Claude Code's
+     `<tool_use_error>Blocked: `) -> fixable
   1. a user or harness denial -> unrecoverable
   2. a quota or billing message -> unrecoverable
   3. a rate limit -> transient
@@ -70,6 +72,7 @@ from exactserve.toolerr.wide.shapes import (
     evidence_window,
     read_shape,
 )
+from exactserve.toolerr.wide.tool_faults import says_why
 
 # Agents' own failure sentences stand at the start or the end of a result.
 PHRASE_HEAD = 600
@@ -220,8 +223,10 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
                 return "wide-json", "JSON error member"
         if value.get("success") is False or value.get("ok") is False:
             return "wide-json", "JSON success false"
-        for key in ("status", "result", "state"):  # {"result": "failure", ...}
-            if value.get(key) in FAILED_STATES:
+        # {"result": "failure", "failure": "..."}; not a run's record read as a file
+        # (`{"status": "failed", "failedTests": [...]}`: nothing said beside the state)
+        for key in ("status", "result", "state"):
+            if value.get(key) in FAILED_STATES and says_why(value, key):
                 return "wide-json", f"JSON {key} {quote(value[key])}"
         # an API's bare error object: {"type": "invalid_request_error", "message": ...}
         kind = value.get("type")
