@@ -35,6 +35,8 @@ FROZEN_SHA256 = {
     "test11": "c98f61acba46e702430627d5e2da154b4aaa0fca77d9b34ef7dba2e03cb89ee1",
     # session 6's second round: five collectors while the learned opinion was built
     "test12": "875974a6d1d996bb94f7f36e5ff4b93d592bcffb3278d4871469af40abfee69d",
+    # session 6's third round: five collectors while round 10 tuned on test11 and test12
+    "test13": "16646ebfe77cded31a655a6767cab766496b5f27b5bc1077c4a446a4ff8e2698",
 }
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
@@ -158,7 +160,9 @@ def test_records_carry_label_provenance_and_split():
     assert not {r["id"] for r in test6} & {r["id"] for r in everything}
 
 
-@pytest.mark.parametrize("split", ["test7", "test8", "test9", "test10", "test11", "test12"])
+@pytest.mark.parametrize(
+    "split", ["test7", "test8", "test9", "test10", "test11", "test12", "test13"]
+)
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
     prefix = "t" + split.removeprefix("test") + "-"
