@@ -104,6 +104,16 @@ KNOWN_FALSE_DETECTIONS = {
     # flag false: only the request and the recorded flag say the call did what was asked
     "t11-mcp-interviewer-annotated-error",
     "t11-effect-of-offset-correction-and-cursor-o-57",
+    # test13 (tuned on since round 11): log files and logs read whole whose only text is a
+    # failure (a log4j ERROR record with its NullPointerException trace, a Python traceback
+    # saved as error.log, and two `kubectl logs` of containers that failed: AWS's
+    # `An error occurred (UnauthorizedOperation) ...` alone, and Spring Boot's `APPLICATION
+    # FAILED TO START` report): the same texts are what running the program prints, and only
+    # the call that read them says success
+    "t13-readlog-npe-log-read",
+    "t13-object-detection-vino-errorlog-read",
+    "t13-eks-workshop-kubectl-logs-unauthorized",
+    "t13-eks-workshop-v2-kubectl-logs-app-failed",
 }
 
 

@@ -68,6 +68,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
             doubt = client_error_doubt(text, exception)
             if doubt is not None:
                 return "ambiguous", f"HTTP {named} and {doubt} disagree"
+        if statuses == [403] and s.GITHUB in text and _bare_github_403(text):
+            return "ambiguous", "HTTP 403 from GitHub, which also sends it for rate limits"
         if len(kinds) == 1:
             return kinds.pop(), f"HTTP {named}"
         return "ambiguous", f"HTTP {named} disagree"
@@ -90,6 +92,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         return "ambiguous", f"words {quote(fix)} of a lookup's answer: a program not installed"
     if bad is None and fix in MISSING_WORDS and empty_choices(text):
         bad = "none available"  # a missing item, and nothing else to choose: they disagree
+    if fix is None and s.AWS_CODE_MARK in text:  # AWS's `(ValidationError)`: the request
+        fix = s.aws_validation(text)
     if fix is None and failed_verdict(text):
         fix = "failed tests"
     if fix is None and "error: " in text and w.COMPILER_ERROR.search(text):
@@ -112,6 +116,16 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     if fix:
         return "fixable", f"words {quote(fix)}"
     return _service_kind(text) or _learned(text)
+
+
+def _bare_github_403(text: str) -> bool:
+    """Whether a 403 from GitHub comes with its reason phrase alone (`github request failed:
+    403 Forbidden`) and no other word of a kind: GitHub sends 403 for its rate limits too
+    (GUIDE.md), so the status alone does not say which."""
+    if "ccess" in text or "ermission" in text or s.BARE_403.search(text) is None:
+        return False  # a refusal that says what was refused, or a status with a message
+    said = "\n".join(line for line in text.split("\n") if "403 Forbidden" in line)
+    return set(UNRECOVERABLE_WORDS.present(said)) <= {"Forbidden"}  # (on the status's lines)
 
 
 def _learned(text: str) -> tuple[str, str]:
@@ -208,6 +222,10 @@ def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, st
     if "fixable" in kinds and "6" in text and a.INTERNAL_ERROR in text:
         # a JSON-RPC internal error: the missing path may be the server's own, not the call's
         unsure = unsure or f"{kinds.pop('fixable')} in an internal error"
+    if "fixable" in kinds and "/../" in text and s.BUILT_PATH.search(text):
+        # a path that climbs out of a folder (`/srv/app/scripts/../output/x`): built by the
+        # program from its own location, not chosen by the call
+        unsure = unsure or f"{kinds.pop('fixable')} of a path the program built"
     if "transient" in kinds:
         if "k" in text and a.DNS_LOOKUP in text:  # a timeout of a DNS lookup: no passing fault
             unsure = unsure or f"{kinds.pop('transient')} in a DNS lookup"

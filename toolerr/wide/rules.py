@@ -20,12 +20,14 @@ within the deciding tier gives `ambiguous`:
   3. a rate limit -> transient
   4. the command's own timeout, or a signal -> ambiguous
   5. HTTP statuses: 401/402/403/407 unrecoverable; 400/404/405/409/410/422 fixable;
-     408/425/429/502/503/504 transient; any other ambiguous
+     408/425/429/502/503/504 transient; any other ambiguous (a bare `403 Forbidden` from
+     GitHub, which also sends it for rate limits, ambiguous)
   6. operating-system and network conditions (errno names and their messages); DNS
      failures and refused connections are never given a kind (in a sandbox they mostly
      mean "no network"), nor are a timeout in a DNS lookup, a missing path under a JSON-RPC
      internal error, and a reset by a local server; "Permission denied" is unrecoverable on
-     a system path, fixable on a relative path the agent ran, unsure elsewhere
+     a system path, fixable on a relative path the agent ran, unsure elsewhere; a missing
+     path that climbs out of a named folder (`scripts/../output`) is the program's: unsure
   7. the exception class of the last exception line
   8. unrecoverable words (Unauthorized, invalid API key, ...) and fixable words (edit
      mismatches, validation, compiler and usage errors, failed tests)

@@ -42,6 +42,14 @@ AWS_CODE_MARK = "n error occurred ("
 AWS_CODE = re.compile(r"n error occurred \(([A-Za-z][A-Za-z0-9]{1,60})\) when calling ")
 # The Azure CLI's error code opening the text (`(AuthorizationFailed) The client ...`).
 AZURE_CODE = re.compile(r"\(([A-Z][A-Za-z0-9]{1,60})\) ")
+# A path that climbs out of a named folder (`/app/scripts/../output/chunks.json`): a program
+# builds it from its own location (`dirname(__file__)/..`); a call's relative path climbs
+# from where it is (`../../src`).
+BUILT_PATH = re.compile(r"/[\w-][\w.-]{0,80}/\.\./")
+# GitHub, whose 403 is both a refusal and a rate limit, and the status with nothing after its
+# reason phrase but the end of its line or quote.
+GITHUB = "ithub"
+BARE_403 = re.compile(r"403 Forbidden[\"']?$", re.MULTILINE)
 # A Python package's exception class by its module (`hvac.exceptions.InvalidRequest: ...`,
 # `prawcore.exceptions.Redirect: ...`), whose name need not end in `Error`.
 MODULE_CLASS_MARK = "exceptions."
@@ -112,12 +120,23 @@ UNRECOVERABLE_WORDS = (
 # ENOSPC from the kernel's inotify limit (Node's and libuv's `ENOSPC: System limit for number
 # of file watchers reached`) is no full disk: a system setting or the project's watch list.
 WATCHER_LIMIT = "file watchers"
-QUOTA = ("InsufficientQuota",)  # Azure's error code for a subscription's exhausted quota
+# Azure's error code for a subscription's exhausted quota, and its message for a request
+# over an approved limit of cores (`Operation could not be completed as it results in
+# exceeding approved Total Regional Cores quota`, sent with 409 Conflict: the quota outranks
+# the status)
+QUOTA = ("InsufficientQuota", "Cores quota")
 
 # The members of an error object inside a JSON body's `errors` list (GraphQL, JSON:API,
 # Datadog): `{"errors": [{"message": ...}]}`, or plain strings (`{"errors": ["API key
 # required"]}`).
 ERROR_ITEM_KEYS = frozenset(("message", "detail", "title", "code", "reason", "description"))
+
+
+def aws_validation(text: str) -> str | None:
+    """AWS's error code when it names the service's validation of the request
+    (`ValidationError`, `ValidationException`): fixable evidence, or None."""
+    found = AWS_CODE.search(text)
+    return found.group(1) if found and "Validation" in found.group(1) else None
 
 
 def service_class(text: str) -> str | None:

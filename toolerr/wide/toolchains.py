@@ -73,6 +73,13 @@ FIXABLE_WORDS = (
     *("Cannot find module '", "Cannot find package '"),  # Node's module resolution
     "Unresolved reference",  # kotlinc, Swift
     "): error ",  # MSBuild's diagnostic form (C#, F#, MSVC, tsc)
+    # git's conflicts of a merge, rebase or cherry-pick (`CONFLICT (content): Merge conflict
+    # in x`, `CONFLICT (modify/delete): ...`): files in the workspace to resolve
+    "CONFLICT (",
+    # a file the call named that is not there (`Could not find file x in the codebase.`), and
+    # a test's assertion that timed out (Playwright's `Timed out 5000ms waiting for
+    # expect(locator).toBeVisible()`): a failed test, not a passing fault
+    *("Could not find file ", "waiting for expect("),
 )
 # A record of strace (and of the tools that print its format): a system call, its arguments
 # and its failed result (`[pid 2925] open("/etc/x", O_RDONLY) = -1 ENOENT (No such file or
@@ -95,12 +102,25 @@ PS_RECORD_END = "FullyQualifiedErrorId"
 PS_OUTPUT_AFTER = 2
 
 
+# PowerShell wraps a native program's first line on stderr in a `NativeCommandError` record
+# (`cargo :     Checking tokio v1.52.3`, then `At line:1 char:1`): stderr is where build tools
+# write their progress, so a wrapped line with no failure word is not an error, and the
+# program's output after the record (indented or not) says it went on.
+PS_NATIVE = ": NativeCommandError"
+PS_FAILURE_WORDS = re.compile(r"rror|RROR|ail|AIL|atal|xception|enied|annot|not ")
+
+
 def output_follows_record(text: str) -> bool:
-    """Whether at least PS_OUTPUT_AFTER unindented lines follow the last error record."""
+    """Whether at least PS_OUTPUT_AFTER unindented lines follow the last error record (any
+    lines, after a native program's stderr line that names no failure)."""
     end = text.rfind(PS_RECORD_END)
     if end < 0:
         return False
     after = text[end:].split("\n", 1 + 2 * PS_OUTPUT_AFTER)[1:]
+    if text.startswith(PS_NATIVE, end + len(PS_RECORD_END) + 1, end + 100):
+        wrapped = text[: text.find("\n")]  # the program's stderr line, after `name : `
+        if end == text.find(PS_RECORD_END) and not PS_FAILURE_WORDS.search(wrapped):
+            return sum(1 for line in after if line.strip()) >= PS_OUTPUT_AFTER
     said = [line for line in after if line.strip() and not line[0].isspace()]
     return len(said) >= PS_OUTPUT_AFTER
 

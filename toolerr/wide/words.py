@@ -135,6 +135,9 @@ TEST_PASSED = LineStart(
     r"=* ?[0-9]{1,6} passed\b|Tests: +[0-9]{1,6} passed, [0-9]{1,6} total"
     r"| {0,6}Tests {1,3}[0-9]{1,6} passed \(|ok {1,2}\t|test result: ok\."
     r"|[0-9]{1,6} examples?, 0 failures| {0,4}[0-9]{1,6} passing \(|OK(?: \([^\n]{0,80}\))?$"
+    # a suite's own summary as the text's last line (shell test scripts, Catch2's `All tests
+    # passed (5 assertions ...)`, zig's `All 3 tests passed.`; not before a crash at exit)
+    r"|All (?:[0-9]{1,6} )?tests passed\b[^\n]{0,80}\Z"
 )
 PASS_MARKS = ("pass", "ok  \t", "ok \t", "OK", " 0 failures")  # (cargo's says `passed`)
 # A count of failed tests or errors in any runner's words (vitest's `Test Files  1 failed |
