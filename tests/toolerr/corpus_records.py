@@ -8,6 +8,7 @@ from pathlib import Path
 
 from exactserve.toolerr.detect import detect
 from exactserve.toolerr.messages import Message
+from exactserve.toolerr.wide.classify import LEARNED
 
 CORPUS = Path(__file__).parent / "corpus"
 # Every split the wide rules are tuned on. `test` (a regression check) is not among them;
@@ -65,4 +66,4 @@ def rules_kind(verdict) -> str:
     """The kind the rules alone gave a wide verdict or failure: `ambiguous` where they found
     no evidence of a kind and the learned opinion named one (tests of rules test rules;
     test_toolerr_wide_opinion.py tests the opinion)."""
-    return "ambiguous" if "; learned " in (verdict.evidence or "") else verdict.kind
+    return "ambiguous" if LEARNED in (verdict.evidence or "") else verdict.kind

@@ -33,6 +33,11 @@ from exactserve.toolerr.wide.tool_faults import (
     only_lookup_answers,
 )
 
+# The evidence when no rule names a kind, and how it goes on when the learned opinion does
+# (`no evidence of a kind; learned fixable at 0.98`).
+NO_EVIDENCE = "no evidence of a kind"
+LEARNED = "; learned "
+
 
 def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     """(kind, evidence) for a failure whose evidence window is `text`."""
@@ -132,9 +137,9 @@ def _learned(text: str) -> tuple[str, str]:
     """The last tier: the learned opinion (opinion.py) when it is confident."""
     learned = learned_kind(text)
     if learned is None:
-        return "ambiguous", "no evidence of a kind"
+        return "ambiguous", NO_EVIDENCE
     kind, probability = learned
-    return kind, f"no evidence of a kind; learned {kind} at {probability:.2f}"
+    return kind, f"{NO_EVIDENCE}{LEARNED}{kind} at {probability:.2f}"
 
 
 def _exception_kind(text: str) -> tuple[str, str] | None:
