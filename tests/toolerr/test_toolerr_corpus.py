@@ -37,6 +37,8 @@ FROZEN_SHA256 = {
     "test12": "875974a6d1d996bb94f7f36e5ff4b93d592bcffb3278d4871469af40abfee69d",
     # session 6's third round: five collectors while round 10 tuned on test11 and test12
     "test13": "16646ebfe77cded31a655a6767cab766496b5f27b5bc1077c4a446a4ff8e2698",
+    # session 7: five collectors in parallel
+    "test14": "8d2e9f6174e3177e77b7cc4292235123fc0fcdcbc234dcc7cbda80902aa05d54",
 }
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
@@ -161,7 +163,8 @@ def test_records_carry_label_provenance_and_split():
 
 
 @pytest.mark.parametrize(
-    "split", ["test7", "test8", "test9", "test10", "test11", "test12", "test13"]
+    "split",
+    ["test7", "test8", "test9", "test10", "test11", "test12", "test13", "test14"],
 )
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
