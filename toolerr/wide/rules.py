@@ -10,6 +10,10 @@ read for failure shapes: a report line among the first lines (exceptions, traceb
 failed verdict, or an agent's own failure sentence (edit mismatch, permission denial). A
 text that opens like a document (a read file, a diff, a listing, an underlined title) is not a
 failure, nor is a test run whose passing verdict ends it when no report line opens it.
+Where no failure shape is found and nothing decided that there is none, the learned model
+(opinion.py) is asked last: it detects a failure only when `success` is at most 1% probable
+and a kind at least 95% among the three (rule `wide-learned`, evidence `no failure shape;
+learned fixable at 0.99`).
 
 Classification takes the first tier with evidence, in this order; conflicting evidence
 within the deciding tier gives `ambiguous`:
@@ -66,6 +70,7 @@ from exactserve.toolerr.wide.lines import (
     said_outside_numbers,
     stripped_end,
 )
+from exactserve.toolerr.wide.opinion import learned_failure
 from exactserve.toolerr.wide.services import first_line_report, json_error_body
 from exactserve.toolerr.wide.shapes import (
     JSON_EXIT_KEYS,
@@ -80,6 +85,10 @@ from exactserve.toolerr.wide.tool_faults import says_why
 PHRASE_HEAD = 600
 PHRASE_TAIL = 300
 PHRASE_SPAN = PHRASE_HEAD + PHRASE_TAIL
+
+# what _detect says when no failure shape was found and nothing decided that there is none:
+# only then is the learned detector asked (opinion.learned_failure)
+NO_SHAPE = "no failure shape"
 
 FAILED_STATES = ("error", "failure", "failed", "fail", "ERROR", "FAILURE", "FAILED")
 
@@ -100,11 +109,23 @@ def judge(text: str, explicit_rule: str | None) -> Verdict | None:
     `cline`, `opencode`, `mcp-iserror`), or None.
     """
     shape = read_shape(text)
-    rule, why = (explicit_rule, "flag") if explicit_rule else _detect(text, shape)
+    rule, why = find_failure(text, shape, explicit_rule)
     if rule is None:
-        return None
+        if why != NO_SHAPE:
+            return None  # the structure said so, or the text opens like a document
+        learned = learned_failure(evidence_window(text, shape))
+        if learned is None:
+            return None
+        kind, probability = learned
+        return Verdict("wide-learned", kind, f"{NO_SHAPE}; learned {kind} at {probability:.2f}")
     kind, because = classify_wide(evidence_window(text, shape), shape)
     return Verdict(rule, kind, f"{why}; {because}")
+
+
+def find_failure(text: str, shape: Shape, explicit_rule: str | None) -> tuple[str | None, str]:
+    """(the detecting rule, its evidence), or (None, why not): NO_SHAPE where no failure
+    shape was found and nothing decided that the result is no failure."""
+    return (explicit_rule, "flag") if explicit_rule else _detect(text, shape)
 
 
 def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
@@ -208,7 +229,7 @@ def _later_failure(
         phrase = said[0] if said else None
     if phrase is not None:
         return "wide-phrase", f"phrase {quote(phrase)}"
-    return None, ""
+    return None, NO_SHAPE
 
 
 def _json_failure(value: Any) -> tuple[str | None, str]:
