@@ -114,9 +114,13 @@ KNOWN_FALSE_DETECTIONS = {
     "t13-object-detection-vino-errorlog-read",
     "t13-eks-workshop-kubectl-logs-unauthorized",
     "t13-eks-workshop-v2-kubectl-logs-app-failed",
-    # test14 (tuned on since its one evaluation), before its round of rules
+    # test14 (tuned on since round 12): two golden-trace fixtures of an MCP test suite read
+    # whole, whose recorded results carry `"isError": true` (the flag decides before any
+    # rule), a server log's lines read back ending in `error: git-upload-pack died of signal
+    # 13`, and a `git push` that created its branch although git could not write
+    # `.git/config` (`error: could not write config file ... Operation not permitted`): only
+    # the call that read them, or the branch that appeared, says success
     "t14-gitlabhq-6832-log",
-    "t14-lan-server-cargo-check",
     "t14-mantora-error-permission-read",
     "t14-mantora-error-syntax-read",
     "t14-napoli-matcha-git-push-config-warning",
@@ -172,9 +176,4 @@ def test_no_definite_failure_gets_a_wrong_kind():
         "t9-msphpsql-sqlcmd-login-timeout",
         "t12-offline-inventory-gradle-not-found",
         "t12-task-63-java-not-found-127",
-        # test14 (tuned on since its one evaluation), before its round of rules
-        "t14-beeline-nodejs-682",
-        "t14-remotion-6275",
-        "t14-terragrunt-409-conflict",
-        "t14-terragrunt-lock-400",
     }

@@ -10,6 +10,8 @@ to a wrong one.
 
 from __future__ import annotations
 
+import re
+
 # Report lines that tools print on success: apt's notice in a container without a tty,
 # `docker run`'s notice before it pulls the image and runs it.
 BENIGN_REPORTS = ("debconf: unable to initialize frontend", "Unable to find image '")
@@ -38,6 +40,10 @@ REPORT_BODY = (
     # `denied: Permission "artifactregistry..." denied`; not a count, `denied: 2`)
     r"|denied: [A-Za-z][a-z]{1,20} [A-Za-z\"]"
 )
+# An MCP server's text result wrapped as its structured output, when it is an error (round 12:
+# FastMCP's `{"result": "Error: No matches of search expression found in file ..."}`,
+# `{"result": "Error (NIX_NOT_FOUND): ..."}`; rules._json_failure).
+RESULT_ERROR = re.compile(r"(?:Error|ERROR)(?::| \()")
 # A log file's record (`[ERROR] 2023-09-14 08:23:01 ...`): a line of a document read whole,
 # not a report of this call (rules._line_match skips it).
 LOG_RECORD = r"\[(?:ERROR|FATAL|WARN|WARNING)\] {1,2}[0-9]{4}-[0-9]{2}-[0-9]{2}"
@@ -65,6 +71,7 @@ STATUS_HTTP = r"HTTP(?:/[0-9.]{1,3})? ([45][0-9]{2})(?![0-9])"
 # SIGTERM): like a signal line, ambiguous.
 SIGNAL_EXITS = (130, 134, 137, 139, 143)
 
+EDIT_NOT_FOUND = ("Target content not found", "No matches of search expression found")
 FAILURE_PHRASES = (
     "did not conform to the edit format",  # aider
     "does not appear in the file",  # Zed's edit tool
@@ -73,6 +80,10 @@ FAILURE_PHRASES = (
     # phrasing: plain English such as `I encountered an error` or `errors and try again` is
     # what read files and issue bodies say too)
     *("I MUST either use a tool", "I must stop using this action input"),
+    # edit tools' mismatches (round 12): `[Error] Replacement operation failed: Target content
+    # not found: '...'` (CodeGeeX, Antigravity's replace tool), Serena's `No matches of search
+    # expression found in file '...'`
+    *EDIT_NOT_FOUND,
 )
 DENIAL = (
     "has been denied.",  # Claude Code: `Permission to use Bash with command X has been denied.`
@@ -81,6 +92,10 @@ DENIAL = (
     # workspace: Attempted path "..." resolves outside the allowed workspace directories`)
     "[Operation Cancelled]",
     "outside the allowed workspace",
+    # Claude Code: a user's PreToolUse hook refused the call (`Hook PreToolUse:Bash denied this
+    # tool`); a server's allow-list of paths (`Working directory (...) outside allowed paths.
+    # Consult the server admin ...`; round 12)
+    *("denied this tool", "outside allowed paths"),
 )
 # (`This request exceeds your plan's set usage limit`, `Claude AI usage limit reached`: a
 # plan's limit, GUIDE.md's unrecoverable)
@@ -101,6 +116,8 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     ("context deadline exceeded", "transient"),
     ("unexpected disconnect while reading sideband packet", "transient"),
     ("Bad Gateway", "transient"),
+    # round 12: the reason as some servers spell it (`{"error": "Bad gateway"}`)
+    ("Bad gateway", "transient"),
 )
 # A full or read-only disk explains the missing files and directories that follow it.
 DISK_WORDS = (
@@ -184,4 +201,15 @@ FIXABLE_WORDS = (
     *("CMake Error at", "Unsatisfiable"),
     # getopt's refusal of an option (general.MARKED_LINES); Elixir's compiler error
     *("invalid option -- ", "unrecognized option '", "** (CompileError)"),
+    # round 12: edit and read tools' own results (EDIT_NOT_FOUND; Kilo Code's and Roo Code's
+    # read of a directory, `Path provided was not a file!`); Claude Code's answer to a tool
+    # name the session does not have (`No such tool available: mcp__x__y`); GitHub's answer
+    # to a second pull request for a branch (`A pull request already exists for o:branch.`,
+    # HTTP 422 or the gh CLI's GraphQL); npx without `--yes` where the package is not installed
+    # (`npm error npx canceled due to missing packages and no YES option: [...]`); pnpm's
+    # refusal of dependencies' build scripts nobody approved (`ERR_PNPM_IGNORED_BUILDS`, with
+    # `Run "pnpm approve-builds"`)
+    *(*EDIT_NOT_FOUND, "Path provided was not a file", "No such tool available"),
+    *("A pull request already exists", "npx canceled due to missing packages and no YES option"),
+    "ERR_PNPM_IGNORED_BUILDS",
 )

@@ -18,6 +18,8 @@ from exactserve.toolerr.wide.lexicons import (
     FIXABLE_THEN_MARKERS,
     FIXABLE_WORDS,
     LATE_FIXABLE,
+    OVER_STATUS,
+    OVER_STATUS_KIND,
     RETRY_AFTER,
     SIXTH_KIND,
     SIXTH_TIER,
@@ -61,6 +63,9 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         return "ambiguous", f"signal {shape.signal}"
     if shape is not None and shape.exit_code in a.SIGNAL_EXITS:
         return "ambiguous", f"exit {shape.exit_code}: killed by a signal"
+    word = OVER_STATUS.first(text, seen)  # a service's message more specific than its status
+    if word is not None:
+        return OVER_STATUS_KIND[word], f"message {quote(word)}"
     statuses = _http_statuses(text, shape)
     if statuses and failed_verdict(text):
         statuses = []  # a failed test run's statuses are its tests' names and expectations

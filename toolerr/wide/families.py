@@ -40,6 +40,9 @@ FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
             "ignored by one of your .gitignore files",
             "repository rule violations",  # GitHub's push protection
             "has no upstream branch",  # a push before `--set-upstream`
+            # a push the remote refused because it holds commits the branch lacks (round 12:
+            # ` ! [rejected]  main -> main (fetch first)`)
+            "(fetch first)",
         ),
     ),
     # Maven: javac's errors, surefire's failed tests

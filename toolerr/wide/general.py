@@ -27,15 +27,17 @@ from __future__ import annotations
 import re
 
 # A line that begins a failure report, in the first lines or the last ones (rules.py).
+# (Round 12: Terraform's boxed diagnostics, `│ Error: configuring ...`; a service's error with
+# its HTTP status, `Google error 503: {...}`, `HTTP error 401: Unauthorized`.)
 _PREFIX = (
-    r"(?:[✗✕✘×❌✖] ?|错误[:：] ?|E: |E {3,8}(?=[A-Z])|\{ \[?|\[|<|Caused by: "
+    r"(?:[✗✕✘×❌✖] ?|错误[:：] ?|E: |E {3,8}(?=[A-Z])|\{ \[?|\[|<|Caused by: |│ "
     r"|[\w.+-]{1,30}: (?=(?:fatal )?(?:error|Error|ERROR|fatal)[:\[ ])"
     r"|(?:[A-Za-z][a-z]{1,15} |[A-Z]{2,5} ){1,3}"  # (words or acronyms: `API error occurred:`)
-    r"(?=(?:error|Error|exception|Exception)(?::| occurred)))?"
+    r"(?=(?:error|Error|exception|Exception)(?::| occurred| [45][0-9]{2}: )))?"
 )
 PREFIXED_BODY = (
     rf"{_PREFIX}(?:(?:Error|ERROR|error|fatal error|FATAL|fatal|exception|Exception)"
-    r"(?::|\[[^\]\n]{1,20}\]:| occurred)"
+    r"(?::|\[[^\]\n]{1,20}\]:| occurred| [45][0-9]{2}: )"
     r"|(?:[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.|::)){0,6}_?[A-Z][A-Za-z0-9_]{0,60}"
     r"(?:Error|Exception)(?::|$| \(|\(| of )"
     r"|(?:[Ee]rror|ERROR) [a-z]{2,15}ing\b[^:\n]{0,80}:)"
@@ -83,9 +85,10 @@ MARKED_LINES = (
         (": Syntax error: ",),
         re.compile(r"^[^\s:]{1,200}: [0-9]{1,6}: (?:[^\s:]{1,200}: )?Syntax error: ", re.MULTILINE),
     ),
+    # (and the bare class, round 12: `Error [ERR_REQUIRE_ESM]: require() of ES Module ...`)
     (
         ("Error [",),
-        re.compile(r"^[A-Z][A-Za-z]{0,40}Error \[[A-Z][A-Z0-9_]{2,60}\]: ", re.MULTILINE),
+        re.compile(r"^(?:[A-Z][A-Za-z]{0,40})?Error \[[A-Z][A-Z0-9_]{2,60}\]: ", re.MULTILINE),
     ),
     # getopt's refusal of an option, as every GNU and BSD tool prints it (`grep: invalid option
     # -- '-'`, `ls: unrecognized option '--foo'`), and Elixir's uncaught error (`** (CompileError)
@@ -98,6 +101,23 @@ MARKED_LINES = (
     # caarlos0/log's error glyph with its `error=` field (goreleaser: `   ⨯ release failed after
     # 430.85s error=...`; round 9)
     (("⨯",), re.compile(r"^ {0,6}⨯ [^\n]{1,200}? error=", re.MULTILINE)),
+    # Round 12: Node's uncaught `error` event (`events.js:292` / `throw er; // Unhandled 'error'
+    # event`, the error itself a few lines below); Ansible's ad-hoc result for a host (`server1 |
+    # UNREACHABLE! => {`, `web | FAILED! => {`); the AWS SDK for Go v2's failed operation
+    # (`operation error CloudWatch Logs: DescribeLogStreams, exceeded maximum number of ...`:
+    # Terraform's AWS provider, Steampipe and other Go tools print it)
+    (
+        ("Unhandled 'error' event",),
+        re.compile(r"^ {0,8}throw er; // Unhandled 'error' event", re.MULTILINE),
+    ),
+    (
+        ("! => ",),
+        re.compile(r"^[\w.@:\[\]-]{1,100} \| (?:UNREACHABLE|FAILED)! => ", re.MULTILINE),
+    ),
+    (
+        ("operation error ",),
+        re.compile(r"^operation error [\w .-]{1,40}: [A-Za-z][A-Za-z0-9]{1,60}, ", re.MULTILINE),
+    ),
 )
 # Report lines that tools print on success: pip's notice after an install that worked.
 BENIGN_REPORTS = ("ERROR: pip's dependency resolver does not currently take into account",)
@@ -158,7 +178,13 @@ UNSURE_NETWORK = (
     "::ERR_INTERNET_DISCONNECTED",
 )
 # (and in title case: GitHub's v3 API and others, `API Rate Limit Exceeded for ...`)
-RATE_LIMIT = ("ate limit", "ate-limit", "toomanyrequests", "ate limiting", "ate Limit")
+# (round 12: AWS's throttling message, `ThrottlingException: Rate exceeded`; duckduckgo_search's
+# `DuckDuckGoSearchException: Ratelimit` and `... 202 Ratelimit`, not the `X-Ratelimit-...`
+# headers a response may list)
+RATE_LIMIT = (
+    *("ate limit", "ate-limit", "toomanyrequests", "ate limiting", "ate Limit"),
+    *("Rate exceeded", ": Ratelimit", "202 Ratelimit"),
+)
 FIXABLE_WORDS = (
     " not found",
     "syntax error",
@@ -204,6 +230,7 @@ CLASS_WORDS: tuple[tuple[str, str], ...] = (
     ("Credential", "unrecoverable"),
     ("Quota", "unrecoverable"),
     ("RateLimit", "transient"),
+    ("Ratelimit", "transient"),  # (duckduckgo_search's `RatelimitException`; round 12)
     ("TooManyRequests", "transient"),
     ("Throttl", "transient"),
     ("ReadTimeout", "transient"),

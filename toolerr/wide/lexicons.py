@@ -65,6 +65,9 @@ FIRST_TIER: dict[str | None, str] = {}
 for _tier in ("denial", "quota", "rate", "timeout"):
     for _word in WORDS[_tier]:
         FIRST_TIER.setdefault(_word, _tier)
+# A service's message that decides before the statuses (services.py), and each one's kind.
+OVER_STATUS = Lexicon(tuple(word for word, _ in s.OVER_STATUS), w.SHARED_MARKERS)
+OVER_STATUS_KIND = dict(s.OVER_STATUS)
 # Tier 6 as one list, each word with its kind ("unsure" and "permission" for the words of
 # UNSURE_NETWORK and PERMISSION): one pass instead of three.
 SIXTH_KIND = (

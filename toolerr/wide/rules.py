@@ -23,6 +23,9 @@ within the deciding tier gives `ambiguous`:
   2. a quota or billing message -> unrecoverable
   3. a rate limit -> transient
   4. the command's own timeout, or a signal -> ambiguous
+  4a. a service's message more specific than the HTTP status it comes with (npm's `cannot
+     publish over the previously published version` under 403 -> fixable; Terraform's
+     `Error acquiring the state lock` under 400 -> transient; services.OVER_STATUS)
   5. HTTP statuses: 401/402/403/407 unrecoverable; 400/404/405/409/410/422 fixable;
      408/425/429/502/503/504 transient; any other ambiguous (a bare `403 Forbidden` from
      GitHub, which also sends it for rate limits, ambiguous)
@@ -154,6 +157,10 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
         last = stripped_end(text, 300).rsplit("\n", 1)[-1]
         if last.startswith("make") and g.TERMINAL_LINE.match(last):
             return "wide-diagnostic", f"diagnostic {quote(last)}"
+        # `go test`'s verdict after the `# package` line of a build or vet failure
+        # (`FAIL\tgithub.com/x [build failed]`)
+        if last.startswith("FAIL\t") and w.GO_TEST_FAIL.match(last):
+            return "wide-tests", f"verdict {quote(last)}"
         return None, ""
     second = first_lines[1] if len(first_lines) > 1 else ""
     if "-->" in second and w.UI_TEST_LOCATION.match(second):
@@ -258,6 +265,11 @@ def _json_failure(value: Any) -> tuple[str | None, str]:
         body = json_error_body(value)  # other APIs' layouts: `errors`, GitHub's, Okta's
         if body is not None:
             return "wide-json", body
+        # an MCP server's text result wrapped as its structured output (`{"result": "Error:
+        # No matches of search expression found ..."}`: FastMCP's form)
+        result = value.get("result")
+        if isinstance(result, str) and len(value) == 1 and a.RESULT_ERROR.match(result):
+            return "wide-json", f"JSON result {quote(result.split(':', 1)[0])}"
     return None, ""
 
 

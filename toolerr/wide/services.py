@@ -117,6 +117,23 @@ UNRECOVERABLE_WORDS = (
     # an authorization the service refused (Kubernetes' kubelet `Authorization error (user=...`)
     "Authorization error",
 )
+# A service's own message that names the kind more precisely than the HTTP status it came
+# with (GUIDE.md precedence 2; classify.py consults them before the statuses; round 12): npm's
+# registry refuses to overwrite a published version with a 403 (`You cannot publish over the
+# previously published versions: 3.4.0.`: bump the version); Terraform's state lock that
+# another run holds, with DynamoDB's 400 (`Error acquiring the state lock:
+# ConditionalCheckFailedException`), and S3's `OperationAborted: A conflicting conditional
+# operation is currently in progress against this resource. Please try again.` with its 409:
+# released when the other operation ends; an MCP tool whose result lacks the structured
+# content its own output schema promises (`Output validation error: Tool x has an output
+# schema but no structured content was provided`, under -32602): the server's output, which
+# no call's arguments change.
+OVER_STATUS: tuple[tuple[str, str], ...] = (
+    ("cannot publish over the previously published version", "fixable"),
+    ("Error acquiring the state lock", "transient"),
+    ("A conflicting conditional operation", "transient"),
+    ("has an output schema but", "unrecoverable"),
+)
 # ENOSPC from the kernel's inotify limit (Node's and libuv's `ENOSPC: System limit for number
 # of file watchers reached`) is no full disk: a system setting or the project's watch list.
 WATCHER_LIMIT = "file watchers"

@@ -35,6 +35,11 @@ EXIT_LINE = re.compile(
 # precedence 1: the output's own error lines do not make the call a failure).
 SUCCESS_LINE = re.compile(r"(?:The )?[Cc]ommand (?:completed|executed) successfully\.?$")
 SIGNAL_LINE = re.compile(r"^Signal: ([0-9]{1,3})\s*$")
+# Claude Code's TaskOutput result for a background command (round 12): tagged fields, the
+# command's exit code among them before its output (`<retrieval_status>success</retrieval_status>
+# ... <status>failed</status> ... <exit_code>1</exit_code> ... <output>...</output>`).
+TAGGED_EXIT = re.compile(r"<exit_code>(-?[0-9]{1,4})</exit_code>")
+TAGGED_HEAD = 600  # (the fields come before the output)
 JSON_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
 # An API error object's HTTP status (`{"status": 401, "message": "API token is invalid."}`).
 JSON_STATUS_KEYS = ("status", "statusCode", "status_code")
@@ -71,6 +76,9 @@ def read_shape(text: str) -> Shape:
                 break
     elif decoded is None:
         exit_code, signal = _wrapper_codes(text[:2000].strip(), text[-2000:].strip())
+        if exit_code is None and start == "<" and "<exit_code>" in text[:TAGGED_HEAD]:
+            tagged = TAGGED_EXIT.search(text, 0, TAGGED_HEAD)
+            exit_code = int(tagged.group(1)) if tagged else None
     head = text[:300]
     html = HTML_STATUS.search(head) if "<title>" in head else None
     return Shape(exit_code, signal, decoded, int(html.group(1)) if html else None, json_status)

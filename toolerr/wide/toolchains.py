@@ -23,10 +23,13 @@ REPORT_BODY = (
     r"|(?:[A-Za-z_][A-Za-z0-9_]{0,40}\\){1,8}[A-Z][A-Za-z0-9_]{0,60}(?:Exception|Error): "
 )
 # A last line that reports the command failed: wget's `2022-07-11 13:49:10 ERROR 404: Not
-# Found.`, Yarn 2+'s `➤ YN0000: · Failed with errors in 0s 670ms`.
+# Found.`, Yarn 2+'s `➤ YN0000: · Failed with errors in 0s 670ms`, Composer's script that
+# failed (round 12: `Script @php artisan package:discover handling the post-autoload-dump event
+# returned with error code 1`).
 TERMINAL_BODY = (
     r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ERROR [0-9]{3}: "
     r"|➤ YN0000: (?:[·└] )?Failed with errors in "
+    r"|Script [^\n]{1,300}? handling the [\w-]{1,40} event returned with error code [0-9]{1,4}$"
 )
 # A compiler's diagnostic at a source location among the first lines (tried only when a mark
 # occurs, as words.COMPILER_LINE): gcc, clang, swiftc and most compilers' `path:L:C: error:`
@@ -66,9 +69,44 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     ("Permission denied (keyboard-interactive", "unrecoverable"),
     ("Permission denied (gssapi", "unrecoverable"),
     ("Permission denied (hostbased", "unrecoverable"),
+    # round 12: libcurl's text of its error 28, as cargo and git print it (`warning: spurious
+    # network error (2 tries remaining): [28] Timeout was reached`), the request library's
+    # socket timeout (`ESOCKETTIMEDOUT`, yarn 1 and npm), and yarn's own notice while it
+    # retries (`There appears to be trouble with your network connection. Retrying...`)
+    ("Timeout was reached", "transient"),
+    ("ESOCKETTIMEDOUT", "transient"),
+    ("trouble with your network connection", "transient"),
+    # SQLite's table or column the statement named that the database lacks (`sqlite3.
+    # OperationalError: no such table: history`): the call's SQL or the workspace's schema,
+    # as a missing file is; under a JSON-RPC internal error, the server's own (classify.py)
+    ("no such table:", "fixable"),
+    ("no such column:", "fixable"),
 )
-QUOTA = ("Quota exceeded",)  # Google APIs: `Quota exceeded for quota metric '...'`
-UNRECOVERABLE_WORDS = ("Access denied for user",)  # MySQL and MariaDB: wrong credentials
+# (round 12: GKE's `insufficient regional quota to satisfy request: resource "CPUS"`)
+QUOTA = ("Quota exceeded", "insufficient regional quota")
+UNRECOVERABLE_WORDS = (
+    "Access denied for user",  # MySQL and MariaDB: wrong credentials
+    # round 12: a TLS certificate the client could not verify (Python's ssl `[SSL:
+    # CERTIFICATE_VERIFY_FAILED] certificate verify failed`, libcurl's `SSL certificate problem:
+    # unable to get local issuer certificate`, OpenSSL 3's `self-signed certificate in
+    # certificate chain` as Node prints it, npm's `SELF_SIGNED_CERT_IN_CHAIN`, Go's `x509:
+    # certificate signed by unknown authority`): the trust store or the proxy between is the
+    # user's to fix; neither a retry nor other arguments pass it. (Spelt with their rarer
+    # characters where the tools' texts allow: words.RARITY, probes.py.)
+    *("CERTIFICATE_VERIFY_FAILED", "certificate verify failed", "SSL certificate problem"),
+    *("self-signed certificate", "SELF_SIGNED_CERT"),
+    "x509: certificate signed by unknown authority",
+    # Docker's engine that is not running or not reachable (`Cannot connect to the Docker
+    # daemon at unix:///var/run/docker.sock. Is the docker daemon running?`), Docker Desktop's
+    # command missing from a WSL distro until the user enables the integration (`The command
+    # 'docker' could not be found in this WSL 2 distro.`), a GPU the daemon has no driver
+    # for (`could not select device driver "" with capabilities: [[gpu]]`)
+    *("Cannot connect to the Docker daemon", "could not be found in this WSL"),
+    "could not select device driver",
+    # RubyGems' install into a system Ruby (`You don't have write permissions for the
+    # /Library/Ruby/Gems/2.6.0 directory.`)
+    "You don't have write permissions",
+)
 FIXABLE_WORDS = (
     *("Cannot find module '", "Cannot find package '"),  # Node's module resolution
     "Unresolved reference",  # kotlinc, Swift
@@ -80,6 +118,12 @@ FIXABLE_WORDS = (
     # a test's assertion that timed out (Playwright's `Timed out 5000ms waiting for
     # expect(locator).toBeVisible()`): a failed test, not a passing fault
     *("Could not find file ", "waiting for expect("),
+    # round 12: Helm's release name taken (`Error: cannot re-use a name that is still in use`),
+    # `git apply`'s and `git am`'s patch that does not fit the files (`error: x.c: patch does not
+    # apply`), Redis's command for another type of key (`WRONGTYPE Operation against a key
+    # holding the wrong kind of value`)
+    *("cannot re-use a name that is still in use", "patch does not apply"),
+    "Operation against a key holding the wrong kind of value",
 )
 # A record of strace (and of the tools that print its format): a system call, its arguments
 # and its failed result (`[pid 2925] open("/etc/x", O_RDONLY) = -1 ENOENT (No such file or
@@ -105,7 +149,8 @@ PS_OUTPUT_AFTER = 2
 # PowerShell wraps a native program's first line on stderr in a `NativeCommandError` record
 # (`cargo :     Checking tokio v1.52.3`, then `At line:1 char:1`): stderr is where build tools
 # write their progress, so a wrapped line with no failure word is not an error, and the
-# program's output after the record (indented or not) says it went on.
+# program's output after the record (indented or not; two lines, or one with no failure word)
+# says it went on.
 PS_NATIVE = ": NativeCommandError"
 PS_FAILURE_WORDS = re.compile(r"rror|RROR|ail|AIL|atal|xception|enied|annot|not ")
 
@@ -120,7 +165,12 @@ def output_follows_record(text: str) -> bool:
     if text.startswith(PS_NATIVE, end + len(PS_RECORD_END) + 1, end + 100):
         wrapped = text[: text.find("\n")]  # the program's stderr line, after `name : `
         if end == text.find(PS_RECORD_END) and not PS_FAILURE_WORDS.search(wrapped):
-            return sum(1 for line in after if line.strip()) >= PS_OUTPUT_AFTER
+            said = [line for line in after if line.strip()]
+            if len(said) >= PS_OUTPUT_AFTER:
+                return True
+            # one line of output that names no failure either (round 12: cargo's `Finished
+            # `dev` profile ...` after its `Compiling` line was wrapped)
+            return len(said) == 1 and not PS_FAILURE_WORDS.search(said[0])
     said = [line for line in after if line.strip() and not line[0].isspace()]
     return len(said) >= PS_OUTPUT_AFTER
 

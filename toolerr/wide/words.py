@@ -32,7 +32,8 @@ FAILURE_BODY = (
     r"|FATAL:|fatal:|panic: |thread '[^'\n]{1,80}' panicked at"
     r"|error\[E[0-9]{4}\]|error TS[0-9]{4}:|npm ERR!|npm [Ee]rror |Exception in thread "
     r"|curl: \([0-9]{1,3}\) |<tool_use_error>|\[ERROR\]|Command failed|Failed to "
-    r"|HTTP Error [45]|HTTP [45][0-9]{2}\b|[45][0-9]{2} (?:Client|Server) Error:"
+    # (a raw response's status line too: `HTTP/1.1 403 Forbidden`, `HTTP/2 429`)
+    r"|HTTP Error [45]|HTTP(?:/[0-9.]{1,3})? [45][0-9]{2}\b|[45][0-9]{2} (?:Client|Server) Error:"
     r"|(?:Client|Server) error '[45]"
     # builds: webpack, Gradle, Maven/Ant (compilers: COMPILER_LINE)
     r"|ERROR in |FAILURE: |BUILD FAILED"
@@ -127,6 +128,9 @@ TEST_FAILED = LineStart(
 # A type checker's or linter's count (tsc, biome: `Found 2 errors.`), read as a failed verdict
 # when no test runner's is found (looked up only when `Found ` occurs).
 CHECKER_FAILED = LineStart(r"Found [1-9][0-9]{0,5} errors?\b")
+# `go test`'s verdict on a package, as the last line after the `# package` line that opens
+# its build or vet failure (rules.py; round 12): `FAIL\tgithub.com/x [build failed]`.
+GO_TEST_FAIL = re.compile(r"FAIL\t[^\s]{1,300}(?: \[(?:build|setup) failed\]|\t[0-9.]{1,10}s)$")
 TEST_PASSED_AFTER = "test result: ok."  # cargo's passing verdict after a failed one: a grep
 # A test runner's passing verdict (pytest, jest, vitest, go test, cargo, rspec, mocha,
 # unittest): at the end of a text with no failed verdict, the run passed, whatever errors its
