@@ -39,6 +39,8 @@ FROZEN_SHA256 = {
     "test13": "16646ebfe77cded31a655a6767cab766496b5f27b5bc1077c4a446a4ff8e2698",
     # session 7: five collectors in parallel
     "test14": "8d2e9f6174e3177e77b7cc4292235123fc0fcdcbc234dcc7cbda80902aa05d54",
+    # session 7's second round: five collectors while round 12 tuned on test14
+    "test15": "2d5de48ae04f3ac2851b0f6f846f9fdad19ee8ba94a470c65709f0aed12026da",
 }
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
@@ -164,7 +166,7 @@ def test_records_carry_label_provenance_and_split():
 
 @pytest.mark.parametrize(
     "split",
-    ["test7", "test8", "test9", "test10", "test11", "test12", "test13", "test14"],
+    ["test7", "test8", "test9", "test10", "test11", "test12", "test13", "test14", "test15"],
 )
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
