@@ -61,6 +61,7 @@ def detect(
     if rules not in RULES:
         raise ValueError(f"rules must be one of {', '.join(RULES)}, got {rules!r}")
     failures = []
+    names = {call.id: call.name for m in messages for call in m.tool_calls}
     for index, message in enumerate(messages):
         if message.role != "tool":
             continue
@@ -69,7 +70,8 @@ def detect(
             continue
         text = text_of(message.content)
         if rules == "wide":
-            verdict = judge(text, explicit_rule(text, message.is_error))
+            tool = names.get(message.tool_call_id or "", "")
+            verdict = judge(text, explicit_rule(text, message.is_error), tool)
             if verdict is not None:
                 failures.append(Failure(index, verdict.kind, verdict.rule, verdict.evidence))
             continue

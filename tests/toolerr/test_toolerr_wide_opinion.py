@@ -18,7 +18,7 @@ from corpus_records import labelled_splits, read_split
 
 from exactserve.toolerr.detect import detect
 from exactserve.toolerr.forms import Options
-from exactserve.toolerr.messages import Message
+from exactserve.toolerr.messages import Message, ToolCall
 from exactserve.toolerr.request import process
 from exactserve.toolerr.wide import classify as classify_module
 from exactserve.toolerr.wide import judge
@@ -231,6 +231,40 @@ def test_the_shipped_model_detects_failures_no_rule_shapes(record_id):
 def test_the_shipped_model_passes_plain_successes():
     for text in ("3 passed in 0.12s", "Wrote 12 lines to src/app.py", "On branch main\n", ""):
         assert judge(text, None) is None, text
+
+
+def _conversation(tool_name: str, text: str) -> tuple[Message, ...]:
+    call = ToolCall("c1", tool_name, "{}", 0)
+    return (
+        Message("user", "go"),
+        Message("assistant", None, tool_calls=(call,)),
+        Message("tool", text, tool_call_id="c1"),
+    )
+
+
+@pytest.mark.parametrize(
+    "tool_name", ["Read", "read_file", "read", "mcp__filesystem__read_text_file", "ReadFile"]
+)
+def test_a_file_readers_result_is_not_put_to_the_learned_detector(always_failed, tool_name):
+    report = "src/app.ts\n  63:21  error  Unexpected any  @typescript-eslint/no-explicit-any"
+    assert detect(_conversation(tool_name, report), "", "wide") == ()
+    # the rules still read it: a read tool's own failure is a failure
+    missing = "Error: ENOENT: no such file or directory, open 'a.json'"
+    assert [f.kind for f in detect(_conversation(tool_name, missing), "", "wide")] == ["fixable"]
+
+
+@pytest.mark.parametrize("tool_name", ["Bash", "run_shell_command", "edit", "unknown_tool"])
+def test_other_tools_results_are_put_to_it(always_failed, tool_name):
+    report = "src/app.ts\n  63:21  error  Unexpected any  @typescript-eslint/no-explicit-any"
+    failures = detect(_conversation(tool_name, report), "", "wide")
+    assert [(f.rule, f.kind) for f in failures] == [("wide-learned", "transient")]
+
+
+def test_reads_files_names():
+    assert all(
+        map(rules_module.reads_files, ["Read", "read_many_files", "github.get_file_contents"])
+    )
+    assert not any(map(rules_module.reads_files, ["Bash", "view", "", "read_logs", "Write"]))
 
 
 def test_the_paper_rules_never_ask_it(always_transient):

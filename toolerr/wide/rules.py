@@ -93,6 +93,23 @@ PHRASE_SPAN = PHRASE_HEAD + PHRASE_TAIL
 # only then is the learned detector asked (opinion.learned_failure)
 NO_SHAPE = "no failure shape"
 
+# the names of file-reading tools, lower-cased without `_` and `-` (see reads_files)
+FILE_READERS = frozenset(
+    {
+        "read",
+        "readfile",
+        "readfiles",
+        "readtextfile",
+        "readmultiplefiles",
+        "readmanyfiles",
+        "viewfile",
+        "openfile",
+        "fsread",
+        "getfilecontents",
+        "filereadtool",
+    }
+)
+
 FAILED_STATES = ("error", "failure", "failed", "fail", "ERROR", "FAILURE", "FAILED")
 
 
@@ -105,17 +122,19 @@ class Verdict(NamedTuple):
     evidence: str
 
 
-def judge(text: str, explicit_rule: str | None) -> Verdict | None:
+def judge(text: str, explicit_rule: str | None, tool: str = "") -> Verdict | None:
     """The wide verdict on one tool result, or None when it is not a failure.
 
     `explicit_rule` is the explicit flag that already marks it a failure (`is_error`,
-    `cline`, `opencode`, `mcp-iserror`), or None.
+    `cline`, `opencode`, `mcp-iserror`), or None. `tool` is the name of the call it answers
+    ("" when unknown): a file-reading tool's result is not put to the learned detector.
     """
     shape = read_shape(text)
     rule, why = find_failure(text, shape, explicit_rule)
     if rule is None:
-        if why != NO_SHAPE:
-            return None  # the structure said so, or the text opens like a document
+        if why != NO_SHAPE or reads_files(tool):
+            return None  # the structure said so, the text opens like a document, or it is
+            # a file's content (a saved lint report reads as the run that wrote it)
         learned = learned_failure(evidence_window(text, shape))
         if learned is None:
             return None
@@ -123,6 +142,15 @@ def judge(text: str, explicit_rule: str | None) -> Verdict | None:
         return Verdict("wide-learned", kind, f"{NO_SHAPE}; learned {kind} at {probability:.2f}")
     kind, because = classify_wide(evidence_window(text, shape), shape)
     return Verdict(rule, kind, f"{why}; {because}")
+
+
+def reads_files(tool: str) -> bool:
+    """Whether a tool of this name returns a file's content: Claude Code's `Read`, Gemini
+    CLI's and Qwen Code's `read_file`, OpenCode's `read`, the MCP filesystem server's
+    `read_text_file`, GitHub's `get_file_contents`, ... (case, `_` and `-` aside, after an MCP
+    server prefix such as `mcp__fs__`)."""
+    name = tool.rsplit("__", 1)[-1].rsplit(".", 1)[-1].lower().replace("_", "").replace("-", "")
+    return name in FILE_READERS
 
 
 def find_failure(text: str, shape: Shape, explicit_rule: str | None) -> tuple[str | None, str]:
