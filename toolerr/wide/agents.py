@@ -39,11 +39,18 @@ REPORT_BODY = (
     # a container registry's refusal (`denied: requested access to the resource is denied`,
     # `denied: Permission "artifactregistry..." denied`; not a count, `denied: 2`)
     r"|denied: [A-Za-z][a-z]{1,20} [A-Za-z\"]"
+    # Claude Code's WebFetch that stops at a redirect to another host and names the URL to
+    # fetch instead (round 13: `REDIRECT DETECTED: The URL redirects to a different host.`)
+    r"|REDIRECT DETECTED: "
 )
 # An MCP server's text result wrapped as its structured output, when it is an error (round 12:
 # FastMCP's `{"result": "Error: No matches of search expression found in file ..."}`,
 # `{"result": "Error (NIX_NOT_FOUND): ..."}`; rules._json_failure).
 RESULT_ERROR = re.compile(r"(?:Error|ERROR)(?::| \()")
+# Playwright MCP's result when the tool failed (round 13): a Markdown section `### Error` and the
+# error under it (`Error: "Submit" does not match any elements.`, `TimeoutError: locator.click:
+# Timeout 5000ms exceeded.`), read before the `#` that would open a document (rules.py).
+PLAYWRIGHT_ERROR = "### Error"
 # A log file's record (`[ERROR] 2023-09-14 08:23:01 ...`): a line of a document read whole,
 # not a report of this call (rules._line_match skips it).
 LOG_RECORD = r"\[(?:ERROR|FATAL|WARN|WARNING)\] {1,2}[0-9]{4}-[0-9]{2}-[0-9]{2}"
@@ -62,6 +69,9 @@ EDGE_BODY = (
     # an HTTP client's status and its reason or sentence (`403 Forbidden: {...}`, `404 Not
     # Found`, `429 Request was rejected due to rate limiting.`; not `412 Readme.md`, a count)
     r"|[45][0-9]{2} (?:(?:[A-Z][a-z]{1,20} ?){1,3}(?::|$)|[A-Z][a-z]{1,20}(?: [a-z]{2,20}){2})"
+    # systemd's refusal of a unit's job (round 13: `Job for x.service failed because the
+    # control process exited with error code. See "systemctl status x.service" ...`)
+    r"|Job for [^\s]{1,200} failed\b"
 )
 
 # An HTTP status named by `HTTP 403:`, `(HTTP 401)`, `HTTP/1.1 502` (the pattern opens with
@@ -96,6 +106,9 @@ DENIAL = (
     # tool`); a server's allow-list of paths (`Working directory (...) outside allowed paths.
     # Consult the server admin ...`; round 12)
     *("denied this tool", "outside allowed paths"),
+    # Gemini CLI's policy engine (round 13: `Tool execution denied by policy. You are in Plan
+    # Mode and cannot modify source code.`)
+    "denied by policy",
 )
 # (`This request exceeds your plan's set usage limit`, `Claude AI usage limit reached`: a
 # plan's limit, GUIDE.md's unrecoverable)
@@ -124,7 +137,9 @@ DISK_WORDS = (
     *("No space left on device", "ENOSPC", "Errno 28", "Read-only file system", "EROFS"),
     *("no space left on device", "read-only file system"),
 )
-UNSURE = ("not properly initialized",)
+# (round 13: a service's answer that merges a missing item and one the caller may not see,
+# Jira's `Issue does not exist or you do not have permission to see it.`)
+UNSURE = ("not properly initialized", "or you do not have permission")
 # The members of a JSON error object (API bodies, JSON-RPC): an `error` object with none of
 # them (a locale file's `{"error": {"notFound": "..."}}`) does not make the body a failure.
 ERROR_OBJECT_KEYS = frozenset(
@@ -212,4 +227,13 @@ FIXABLE_WORDS = (
     *(*EDIT_NOT_FOUND, "Path provided was not a file", "No such tool available"),
     *("A pull request already exists", "npx canceled due to missing packages and no YES option"),
     "ERR_PNPM_IGNORED_BUILDS",
+    # round 13: Claude Code's Edit whose old text occurs more than once (`Found 2 matches of the
+    # string to replace, but replace_all is false.`); OpenHands' input to a terminal with no
+    # command running (`ERROR: No previous running command to interact with.`); Claude Code's
+    # WebFetch redirect (REPORT_BODY); a locator that matches no element (Selenium's `no
+    # such element: Unable to locate element: {...}` in every language binding, Playwright's
+    # `Error: "Submit" does not match any elements.`)
+    *("but replace_all is false", "No previous running command to interact with"),
+    "REDIRECT DETECTED: The URL redirects to a different host",
+    *("Unable to locate element", "does not match any elements"),
 )

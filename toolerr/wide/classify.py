@@ -31,6 +31,7 @@ from exactserve.toolerr.wide.opinion import learned_kind
 from exactserve.toolerr.wide.shapes import Shape
 from exactserve.toolerr.wide.tool_faults import (
     HARNESS_BLOCK,
+    SHARING,
     code_error_in_tool,
     only_lookup_answers,
 )
@@ -56,6 +57,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
             return "ambiguous", f"quota {quote(word)} and {quote(retry)} disagree"
         return "unrecoverable", f"quota {quote(word)}"
     if tier == "rate":
+        if word == s.RESOURCE_EXHAUSTED and any(oom in text for oom in s.OUT_OF_MEMORY):
+            return "ambiguous", f"{quote(word)} of memory, not a rate limit"
         return "transient", f"rate limit {quote(word)}"
     if tier == "timeout":
         return "ambiguous", f"own timeout {quote(word)}"
@@ -90,6 +93,8 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
     if decided is not None:
         return decided
     bad = UNRECOVERABLE_WORDS.first(text, seen)
+    if bad == SHARING and "404" in text:  # a page not shared, under a 404 the tiers did not read
+        return "ambiguous", f"words {quote(bad)} and a 404 disagree"
     # the fixable words, then (only when none occurs) the tool families whose marker occurs
     found = FIXABLE_THEN_MARKERS.first_at(text, seen)
     fix, families = None, FIXABLE_FAMILIES[found - FIXABLE_WORDS.size :]

@@ -97,7 +97,9 @@ MARKED_LINES = (
         ("invalid option -- ", "unrecognized option '"),
         re.compile(r"^[\w.-]{1,40}: (?:invalid option -- |unrecognized option ')", re.MULTILINE),
     ),
-    (("** (",), re.compile(r"^\*\* \([A-Z][A-Za-z0-9_.]{0,60}\) ", re.MULTILINE)),
+    # (indented too, as OTP nests it: `    ** (EXIT) an exception was raised:` under an
+    # application that failed to start; round 13)
+    (("** (",), re.compile(r"^ {0,12}\*\* \([A-Z][A-Za-z0-9_.]{0,60}\) ", re.MULTILINE)),
     # caarlos0/log's error glyph with its `error=` field (goreleaser: `   ⨯ release failed after
     # 430.85s error=...`; round 9)
     (("⨯",), re.compile(r"^ {0,6}⨯ [^\n]{1,200}? error=", re.MULTILINE)),
@@ -118,6 +120,22 @@ MARKED_LINES = (
         ("operation error ",),
         re.compile(r"^operation error [\w .-]{1,40}: [A-Za-z][A-Za-z0-9]{1,60}, ", re.MULTILINE),
     ),
+    # Round 13: .NET's HttpClient refusing a response's status (`Response status code does not
+    # indicate success: 401 (Unauthorized).`: NuGet, dotnet, PowerShell's Invoke-WebRequest),
+    # behind MSBuild's location and `error :` or alone
+    (
+        ("esponse status code does not indicate success",),  # (behind `esponse`: one scan)
+        re.compile(
+            r"^[^\n]{0,300}?Response status code does not indicate success: [45][0-9]{2}\b",
+            re.MULTILINE,
+        ),
+    ),
+)
+# IPython's and Jupyter's traceback (round 13): a rule of dashes, then the class and `Traceback
+# (most recent call last)` on one line (`KeyError      Traceback (most recent call last)`), read
+# before the `---` that would open a document (rules.py).
+IPYTHON_TRACEBACK = re.compile(
+    r"-{20,200}\n[A-Za-z_][A-Za-z0-9_.]{0,100} {1,100}Traceback \(most recent call last\)"
 )
 # Report lines that tools print on success: pip's notice after an install that worked.
 BENIGN_REPORTS = ("ERROR: pip's dependency resolver does not currently take into account",)
@@ -127,11 +145,15 @@ ERRNO_BODY = (
     r"|EHOSTUNREACH|ENETUNREACH|ESOCKETTIMEDOUT|EPROTO)[:,] "
 )
 
-# A failure sentence that opens or closes the text (its first or last lines).
+# A failure sentence that opens or closes the text (its first or last lines). (Round 13: also
+# `X failed` ending its line, `AH00014: Configuration check failed`, ssh's `Host key
+# verification failed.`, certbot's `All renewal attempts failed`; not a negation, `None of the
+# checks failed.`)
 EDGE_SENTENCE = re.compile(
     r"(?:[✗✕✘×❌✖] ?)?(?:(?![Ww]arning: |WARNING: )[\w.+-]{1,30}: )?"
     r"(?:[Ff]ailed to |[Cc]ould not |[Cc]ouldn't |[Uu]nable to |[Cc]annot |[Cc]an't "
-    r"|[A-Z][\w-]{0,30}(?: [\w-]{1,30}){0,3} failed(?:: | at [^\n]{0,120}? due to))"
+    r"|(?!(?:No|None|Nothing|Never|Not) )"
+    r"[A-Z][\w-]{0,30}(?: [\w-]{1,30}){0,3} failed(?:: | at [^\n]{0,120}? due to|[.!]?$))"
 )
 
 # A last line that reports the command failed: make, bash syntax errors, Windows cmd, and a

@@ -21,7 +21,11 @@ from exactserve.toolerr.wide.scan import LineStart
 # The word lists of words.py, general.py, agents.py and toolchains.py, in the order they
 # are consulted.
 WORDS = {
-    "phrases": w.FAILURE_PHRASES + g.FAILURE_PHRASES + a.FAILURE_PHRASES,
+    "phrases": (
+        *(w.FAILURE_PHRASES + g.FAILURE_PHRASES + a.FAILURE_PHRASES),
+        *(t.FAILURE_PHRASES + s.FAILURE_PHRASES),
+        f.SHARING,  # (Notion's page not shared with the integration; round 13)
+    ),
     "denial": w.DENIAL + a.DENIAL,
     "quota": w.QUOTA + g.QUOTA + a.QUOTA + t.QUOTA + s.QUOTA,
     "retry": w.RETRY_AFTER,

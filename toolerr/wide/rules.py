@@ -179,6 +179,11 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
         return "wide-line", f"line {quote(first_lines[1])}"
     if first_lines[0].startswith(a.AIDER_FIX_HEADER):  # aider's report of its linter's findings
         return "wide-line", f"line {quote(first_lines[0])}"
+    # Playwright MCP's error section; IPython's traceback under its rule of dashes
+    if first_lines[0].rstrip() == a.PLAYWRIGHT_ERROR and len(first_lines) > 1:
+        return "wide-line", f"line {quote(first_lines[0])}"
+    if head.startswith("-----") and g.IPYTHON_TRACEBACK.match(head):
+        return "wide-line", f"line {quote(first_lines[1])}"
     if w.DOCUMENT_START.match(first_lines[0]):
         # a comment line echoed by make or a shell opens like a document: make's own
         # failure on the last line still decides

@@ -30,6 +30,14 @@ REPORT_BODY = (
     # a code that names a failure (not `(Optional) The ...`)
     r"|\((?:[A-Z][a-z0-9]{1,20}){1,6}(?:Failed|NotFound|Error|Exception|Denied|Invalid"
     r"|Exceeded|Conflict)\) "
+    # round 13: certbot's ACME challenges that failed (`Challenge failed for domain x`, `Some
+    # challenges have failed.`); Chocolatey's verdict with a failed package (`Chocolatey
+    # installed 0/1 packages. 1 packages failed.`); the Notion SDK's log of a failed request
+    # (`@notionhq/client warn: request fail {`, then the error's code and message)
+    r"|Challenge failed for domain |Some challenges have failed\."
+    r"|Chocolatey (?:installed|upgraded|uninstalled) [0-9]{1,6}/[0-9]{1,6} packages?(?:\(s\))?\."
+    r" [1-9][0-9]{0,5} packages?(?:\(s\))? failed\."
+    r"|(?:@notionhq/)?[Cc]lient warn: request fail \{"
 )
 # A linter's failed verdict: eslint's `✖ 84 problems (83 errors, 1 warning)` (with no error,
 # `✖ 3 problems (0 errors, 3 warnings)`, the run passed). Fixable evidence only: as a
@@ -109,6 +117,10 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     ("Sibling tool call errored", "transient"),
 )
 UNRECOVERABLE_WORDS = (
+    # Slack's Web API refusing the token (round 13: `missing_scope`, which slack-ruby-client
+    # raises as `Slack::Web::Api::Errors::MissingScope`, and `invalid_auth`): the app's
+    # configuration or credentials, the user's to change
+    *("missing_scope", "invalid_auth"),
     # an API the cluster or service does not offer (`metrics API is not available`, `The
     # Gemini API is not available in your country`; GUIDE.md: "a tool or server that is not
     # available in this session"). Not `is not available` alone: composer's boilerplate says
@@ -133,10 +145,28 @@ OVER_STATUS: tuple[tuple[str, str], ...] = (
     ("Error acquiring the state lock", "transient"),
     ("A conflicting conditional operation", "transient"),
     ("has an output schema but", "unrecoverable"),
+    # round 13: Deno's refusal of a permission the command did not grant, which names the flag
+    # to add (`PermissionDenied: Requires net access to "deno.land", run again with the
+    # --allow-net flag`: the call changes, whatever its class's name says)
+    ("run again with the --allow-", "fixable"),
 )
+# Round 13: texts that only a service's failure prints, wherever they stand (rules.py's
+# phrases): huggingface_hub's request that raised (`'(ReadTimeoutError("HTTPSConnectionPool(
+# ...): Read timed out."), ...)' thrown while requesting HEAD https://...`); an error type of
+# Anthropic's and OpenAI's APIs (`"type": "rate_limit_error"`) quoted outside its JSON body.
+# (Spelt, where the texts allow, with their rarer characters, `"`: most texts reach the
+# phrases, and a phrase whose characters all occur costs a substring scan; words.RARITY,
+# probes.py.)
+FAILURE_PHRASES = ("thrown while requesting ", '"rate_limit_error"')
 # ENOSPC from the kernel's inotify limit (Node's and libuv's `ENOSPC: System limit for number
 # of file watchers reached`) is no full disk: a system setting or the project's watch list.
 WATCHER_LIMIT = "file watchers"
+# gRPC's RESOURCE_EXHAUSTED is a service's rate limit or quota, but XLA (JAX, TensorFlow) sends
+# the same status for a device that ran out of memory (`XlaRuntimeError: RESOURCE_EXHAUSTED: Out
+# of memory while trying to allocate 4770354232 bytes.`): no rate limit, and memory whose
+# kind the corpus's labels do not settle (a smaller batch, or a bigger device); round 13
+RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+OUT_OF_MEMORY = ("Out of memory", "out of memory")
 # Azure's error code for a subscription's exhausted quota, and its message for a request
 # over an approved limit of cores (`Operation could not be completed as it results in
 # exceeding approved Total Regional Cores quota`, sent with 409 Conflict: the quota outranks

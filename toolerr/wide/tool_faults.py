@@ -38,6 +38,13 @@ WHICH_LINES = 6  # (a lookup's answer is short: only its first lines are read)
 
 HARNESS_BLOCK = "<tool_use_error>Blocked: "
 
+# Notion's answer for a page or database that exists but is not shared with the integration
+# (`Could not find database with ID: x. Make sure the relevant pages and databases are shared
+# with your integration.`; round 13): the user must share it, unrecoverable, and a text only a
+# failure prints (a phrase, rules.py). With a 404 in the text, read as a status or not
+# (`"status":404` in a body the SDK logged), the two disagree, as round 10 decided for the
+# status (conflicts.client_error_doubt): ambiguous (classify.py).
+SHARING = "Make sure the relevant pages and databases are shared with your integration"
 # Words of a refused login or of rights the caller lacks, unrecoverable: the user must grant
 # or supply them. A login refused (Snowflake's, databases' and hosts' `Incorrect username or
 # password`); rights (Firestore's `Missing or insufficient permissions.`, Google's `Request
@@ -50,6 +57,7 @@ UNRECOVERABLE_WORDS = (
     "must be member of role",
     "must be owner of ",
     "readonly database",
+    SHARING,
 )
 # PostgreSQL's refusal of a privilege (`ERROR:  permission denied for table users`): a
 # database's grant, not a path (tier 6 gives it its kind, as ssh's refusals: not unsure).

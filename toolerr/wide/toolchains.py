@@ -21,6 +21,23 @@ from exactserve.toolerr.wide.scan import LineStart
 REPORT_BODY = (
     r"ERROR [0-9]{4} \([0-9A-Z]{5}\)(?: at line [0-9]{1,7})?: |CMake Error(?: at |: )"
     r"|(?:[A-Za-z_][A-Za-z0-9_]{0,40}\\){1,8}[A-Z][A-Za-z0-9_]{0,60}(?:Exception|Error): "
+    # round 13: R's error (`Error in f(x) : message`); VS Code's debugger stopped on an
+    # exception (`Exception has occurred: KeyError`, in Chinese `发生异常: RuntimeError`);
+    # Python's OSError printed alone (`[Errno 2] No such file or directory: '...'`); Python
+    # logging's level and logger (alembic's `ERROR [alembic.util.messaging] Multiple head
+    # revisions ...`); an uncaught rejection or an error class without a suffix (Deno's
+    # `Uncaught (in promise) PermissionDenied: Requires net access ...`, browsers' `Uncaught (in
+    # promise) Error: ...`)
+    r"|Error in [^\n]{1,200}? :(?: |$)"
+    r"|(?:Exception has occurred|发生异常): "
+    r"(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}$"
+    r"|\[Errno [0-9]{1,4}\] (?=[A-Z])|(?:ERROR|CRITICAL) \[[\w.-]{1,80}\] "
+    r"| {0,4}Uncaught (?:\(in promise\) )?[A-Z][A-Za-z0-9_.]{0,80}: "
+    # create-next-app's refusal of a directory that holds other files (`The directory x
+    # contains files that could conflict:`); cabal's solver giving up (`After searching the
+    # rest of the dependency tree exhaustively, these were the goals ...`, among the last lines)
+    r"|The directory [^\n]{1,200}? contains files that could conflict:"
+    r"|After searching the rest of the dependency tree exhaustively"
 )
 # A last line that reports the command failed: wget's `2022-07-11 13:49:10 ERROR 404: Not
 # Found.`, Yarn 2+'s `➤ YN0000: · Failed with errors in 0s 670ms`, Composer's script that
@@ -30,6 +47,9 @@ TERMINAL_BODY = (
     r"[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} ERROR [0-9]{3}: "
     r"|➤ YN0000: (?:[·└] )?Failed with errors in "
     r"|Script [^\n]{1,300}? handling the [\w-]{1,40} event returned with error code [0-9]{1,4}$"
+    # tar's own end after an error it cannot go past (round 13: `gzip: stdin: not in gzip
+    # format`, `tar: Unexpected EOF in archive`, then this line)
+    r"|tar: Error is not recoverable: exiting now$"
 )
 # A compiler's diagnostic at a source location among the first lines (tried only when a mark
 # occurs, as words.COMPILER_LINE): gcc, clang, swiftc and most compilers' `path:L:C: error:`
@@ -81,6 +101,17 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     # as a missing file is; under a JSON-RPC internal error, the server's own (classify.py)
     ("no such table:", "fixable"),
     ("no such column:", "fixable"),
+    # round 13: Zig's error name for a missing file (`error.FileNotFound`); bash's `command not
+    # found` in a Chinese locale (`/bin/bash:行1: mvn：未找到命令`); libuv's and Go's lower-case
+    # EPERM (`Error: listen EPERM: operation not permitted 0.0.0.0:4173`: a sandbox's refusal);
+    # apt's index caught while the mirror syncs (`W: Failed to fetch ... Hash Sum mismatch`);
+    # RubyGems' download that timed out (`Gem::RemoteFetcher::UnknownHostError: timed out
+    # (https://rubygems.org/gems/x.gem)`: its name says host, its message a timeout)
+    ("error.FileNotFound", "fixable"),
+    ("未找到命令", "fixable"),
+    ("operation not permitted", "unrecoverable"),
+    ("Hash Sum mismatch", "transient"),
+    ("UnknownHostError: timed out", "transient"),
 )
 # (round 12: GKE's `insufficient regional quota to satisfy request: resource "CPUS"`)
 QUOTA = ("Quota exceeded", "insufficient regional quota")
@@ -124,7 +155,39 @@ FIXABLE_WORDS = (
     # holding the wrong kind of value`)
     *("cannot re-use a name that is still in use", "patch does not apply"),
     "Operation against a key holding the wrong kind of value",
+    # round 13: what the call or the workspace must change, in toolchains' own words: an option
+    # or argument a program refused (`Invalid argument: -la`, EINVAL's `Invalid argument
+    # (22)`); an interactive program run without a terminal (`Error: stdin is not a
+    # terminal`); cabal's solver (`After searching the rest of the dependency tree
+    # exhaustively, ...`) and its failed test suite (`cabal: Tests failed for test:x`); Nix's
+    # pinned hash that no longer fits its source (`error: hash mismatch in fixed-output
+    # derivation`); PyTorch's tensors of shapes that do not fit (`RuntimeError: mat1 and mat2
+    # shapes cannot be multiplied (2708x7 and 256x256)`); Spark SQL's column that the input lacks
+    # (`AnalysisException: cannot resolve 'x' given input columns: [...]`); SQLite's unique
+    # constraint (`UNIQUE constraint failed: user.email`); a server configuration's directive
+    # it does not know (Caddy's `unrecognized directive: x`);
+    # dnf's package that no repository has (`No match for argument: x`, `Error: no package
+    # matched: x`); create-next-app's directory that holds other files (`The directory x
+    # contains files that could conflict: ... Either try using a new directory name, or remove
+    # the files listed above.`); alembic's `head` when the migrations have
+    # branched (`Multiple head revisions are present for given argument 'head'; please specify
+    # a specific target revision`)
+    *("Invalid argument", "is not a terminal"),
+    *("After searching the rest of the dependency tree exhaustively", "Tests failed for test:"),
+    *("hash mismatch in fixed-output derivation", "mat1 and mat2 shapes cannot be multiplied"),
+    *("given input columns: [", "UNIQUE constraint failed"),
+    "unrecognized directive",
+    *(
+        "No match for argument",
+        "Error: no package matched",
+        "Either try using a new directory name",
+    ),
+    "Multiple head revisions are present",
 )
+# Round 13: a text that only a failed run prints, wherever it stands (rules.py's phrases): apt's
+# and dpkg's lock (`Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It
+# is held by process 351825`)
+FAILURE_PHRASES = ("Could not get lock ",)
 # A record of strace (and of the tools that print its format): a system call, its arguments
 # and its failed result (`[pid 2925] open("/etc/x", O_RDONLY) = -1 ENOENT (No such file or
 # directory)`). A trace lists calls that failed on the way, and the traced program goes on.
@@ -179,6 +242,9 @@ def output_follows_record(text: str) -> bool:
 # families.FIXABLE_FAMILIES): Gradle's (Maven's are under `[ERROR]` there).
 FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("What went wrong", ("Compilation error", "There were failing tests")),
+    # (round 13: Android Studio's form of the same failure, `Error:Execution failed for task
+    # ':app:compileDebugKotlin'.` and `> Compilation error. See log for more details`)
+    ("Execution failed for task '", ("Compilation error", "There were failing tests")),
     # PowerShell's record categories (`+ CategoryInfo : ObjectNotFound: (...)`) of a call to
     # change: a command or path not found, a bad argument or parameter, a statement that does
     # not parse

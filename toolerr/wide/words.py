@@ -26,8 +26,10 @@ GO_BUILD_HEADER = re.compile(r"# [\w./@-]{1,200}\n" + GO_DIAGNOSTIC)
 # A line that begins a failure report, anywhere in the first lines of the text.
 FAILURE_BODY = (
     r"Traceback \(most recent call last\):"
-    r"|(?: {0,4}Uncaught | {0,4}\[)?(?:[A-Za-z_][A-Za-z0-9_]{0,40}\.){0,6}[A-Z][A-Za-z0-9_]{0,60}"
-    r"(?:Error|Exception|Timeout|Exit|Interrupt|Fault)(?::|$| \(|\()"
+    # (round 13: a JVM class may be nested, `sbt.ForkMain$ForkError:`; Django's debug page
+    # names the class and the path, `ProgrammingError at /admin/blog/post/`)
+    r"|(?: {0,4}Uncaught | {0,4}\[)?(?:[A-Za-z_][A-Za-z0-9_$]{0,40}\.){0,6}[A-Z][A-Za-z0-9_$]{0,60}"
+    r"(?:Error|Exception|Timeout|Exit|Interrupt|Fault)(?::|$| \(|\(| at /[^\s]{0,300}$)"
     r"|Error:|ERROR:|error:|Error executing tool|MCP error -[0-9]|An error occurred"
     r"|FATAL:|fatal:|panic: |thread '[^'\n]{1,80}' panicked at"
     r"|error\[E[0-9]{4}\]|error TS[0-9]{4}:|npm ERR!|npm [Ee]rror |Exception in thread "
@@ -327,10 +329,13 @@ RELATIVE_EXEC = re.compile(
 )
 
 # The exception class named on a failure line (last dotted component).
-# (Also after pytest's `E   `, Node's `{ [`, a repr's `<`; Ruby's `A::B: ` too.)
+# (Also after pytest's `E   `, Node's `{ [`, a repr's `<`; round 13: Elixir's `** (`, indented
+# or not as the runtime nests it, and VS Code's debugger's `Exception has occurred: `, in
+# Chinese `发生异常: `; Ruby's `A::B: ` too.)
 EXCEPTION_NAME = LineStart(
     r"(?:Exception in thread \"[^\"\n]{0,80}\" |Uncaught | {0,4}\[|E: |E {3,8}"
-    r"|\{ \[?|<_?)?(?:(?:[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.|::)){0,6}"
+    r"|\{ \[?|<_?| {0,12}\*\* \(|Exception has occurred: |发生异常: )?"
+    r"(?:(?:[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.|::)){0,6}"
     r"([A-Z][A-Za-z0-9_]{0,60}(?:Error|Exception|Timeout))\b"
     r"|(?:[A-Z][A-Za-z0-9]{0,40}::){1,4}([A-Z][A-Za-z0-9_]{0,60}): )"
 )
@@ -375,6 +380,9 @@ EXCEPTION_KIND = {
     "NullPointerException": "fixable",
     "ClassNotFoundException": "fixable",
     "IllegalArgumentException": "fixable",
+    # Elixir's call of a function that does not exist (`** (UndefinedFunctionError) function
+    # Mix.env/0 is undefined`): the code's, as Python's NameError (round 13)
+    "UndefinedFunctionError": "fixable",
     "AuthenticationError": "unrecoverable",
     "PermissionDeniedError": "unrecoverable",
 }
