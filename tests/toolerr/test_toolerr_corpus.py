@@ -41,6 +41,8 @@ FROZEN_SHA256 = {
     "test14": "8d2e9f6174e3177e77b7cc4292235123fc0fcdcbc234dcc7cbda80902aa05d54",
     # session 7's second round: five collectors while round 12 tuned on test14
     "test15": "2d5de48ae04f3ac2851b0f6f846f9fdad19ee8ba94a470c65709f0aed12026da",
+    # session 7's third round: five collectors while round 13 tuned on test15
+    "test16": "a455b2a47d774e5c90a69275efb45474bde3ae231d5b68c38508623974684e67",
 }
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
@@ -166,7 +168,7 @@ def test_records_carry_label_provenance_and_split():
 
 @pytest.mark.parametrize(
     "split",
-    ["test7", "test8", "test9", "test10", "test11", "test12", "test13", "test14", "test15"],
+    [f"test{n}" for n in range(7, 17)],
 )
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
