@@ -131,6 +131,18 @@ KNOWN_FALSE_DETECTIONS = {
     # what the rules must keep detecting there), and only the call that read them says success
     "t15-damas-phpcs-txt",
     "t15-swift-app-cover-swiftlint-txt",
+    # test16 (tuned on since round 14): a test harness's output whose one case prints the
+    # `ERROR: list index out of range` it checks for (Toolathlon's `=== EXECUTION INFO ===`
+    # block, `Return code: 0`, is no wrapper format the rules read), a `git push` that pushed
+    # its branch after two `fatal: could not read Username` lines of a credential helper, a
+    # test script's log passing (`PASS`) whose debug lines name the exit codes it expects
+    # (`exit code -9`), and a Slurm job log read with `cat` whose `slurmstepd: error: ***
+    # JOB ... CANCELLED ... DUE TO TIME LIMIT` is what the failed job printed: only the intent,
+    # the rest of the push, or the call that read them says success
+    "t16-toolathlon-traj-website-python-exec-rc0-error-line",
+    "t16-dvc-git-push-prompts-disabled-then-ok",
+    "t16-rawprox-test03-pass",
+    "t16-hpc-intro-slurm-timelimit-cat",
 }
 
 
@@ -165,8 +177,14 @@ def test_no_definite_failure_gets_a_wrong_kind():
     not installed on the host (`java: command not found`, `gradle: command not found`),
     unrecoverable by their notes, whose text is the shell's report of a command the agent
     typed (fixable by the guide), as the same report for `node`, `python`, `jq` or `gh` is
-    labelled elsewhere in the corpus: only the host around them tells. (A Bitbucket server's
-    404 under a JSON-RPC internal error is `ambiguous` since round 10.)"""
+    labelled elsewhere in the corpus: only the host around them tells; and three of test16
+    (tuned on since round 14): Gradle's `Received status code 502 from server: Bad Gateway`
+    from a repository host (Bintray) shut down for good (fixable by the thread: the build must
+    name another repository), OpenRouter's 404 `No endpoints found for` a withdrawn free model
+    (unrecoverable by its note, fixable on another test16 record with the same message), and
+    Ollama's `model 'x' not found` for a model not pulled (unrecoverable by its note, fixable
+    on five dev_extra2 records). (A Bitbucket server's 404 under a JSON-RPC internal error is
+    `ambiguous` since round 10.)"""
     wrong = set()
     for record_id, record in RECORDS.items():
         failures = wide_verdict(record)
@@ -183,4 +201,10 @@ def test_no_definite_failure_gets_a_wrong_kind():
         "t9-msphpsql-sqlcmd-login-timeout",
         "t12-offline-inventory-gradle-not-found",
         "t12-task-63-java-not-found-127",
+        # test16: a 502 from a host shut down for good (the thread says fixable)
+        "t16-android-image-cropper-gradle-502-bintray",
+        # test16: messages whose labels disagree across records, given the kind of most
+        # (OpenRouter's `No endpoints found` 404, Ollama's `model 'x' not found`: fixable)
+        "t16-smartfarm_mobile-aider-openrouter-no-endpoints",
+        "t16-hey-roomie-aider-ollama-model-not-found",
     }

@@ -140,6 +140,11 @@ DISK_WORDS = (
 # (round 13: a service's answer that merges a missing item and one the caller may not see,
 # Jira's `Issue does not exist or you do not have permission to see it.`)
 UNSURE = ("not properly initialized", "or you do not have permission")
+# (round 14: libpq's hint under a failed connection to a local socket, `connection to server on
+# socket "/var/run/postgresql/.s.PGSQL.5432" failed: No such file or directory` / `Is the server
+# running locally and accepting connections on that socket?`: the missing file is a server
+# that is not (yet) running, not a path the call chose, as a refused connection)
+UNSURE += ("Is the server running locally",)
 # The members of a JSON error object (API bodies, JSON-RPC): an `error` object with none of
 # them (a locale file's `{"error": {"notFound": "..."}}`) does not make the body a failure.
 ERROR_OBJECT_KEYS = frozenset(
@@ -160,6 +165,9 @@ DNS_LOOKUP = ": lookup "
 # possible.`, then `## Running: flake8 ...` and the findings): the failure opens the text
 # (rules.py reads it before the `#` that would open a document).
 AIDER_FIX_HEADER = "# Fix any errors below"
+# (round 14) and its header of edits it could not apply (`# 1 SEARCH/REPLACE block failed to
+# match!`, `# 2 SEARCH/REPLACE blocks failed to match!`), read before the `#` as well
+AIDER_EDIT_HEADER = re.compile(r"# [0-9]{1,4} SEARCH/REPLACE blocks? failed to match!")
 UNRECOVERABLE_WORDS = (
     *("could not read Username", "could not read Password"),  # git, no credentials
     "API key",  # a failure that names the API key: missing or invalid credentials
@@ -186,6 +194,7 @@ FIXABLE_WORDS = (
     *("Missing script: ", "no matches found: "),  # npm run; zsh's unmatched glob
     # edit and read tools
     *("must match exactly", "did not conform to the edit format", "does not appear in the file"),
+    "SearchReplaceNoExactMatch: ",  # aider (round 14)
     "exceeds maximum allowed tokens",  # Claude Code's Read without offset/limit
     "Please commit or stash them",  # git pull/rebase/merge over local changes
     "must have required property",  # ajv schema validation

@@ -55,10 +55,14 @@ def classify_wide(text: str, shape: Shape | None = None) -> tuple[str, str]:
         retry = RETRY_AFTER.first(text)
         if retry is not None:
             return "ambiguous", f"quota {quote(word)} and {quote(retry)} disagree"
+        if s.PER_MINUTE in text:  # a quota per minute: a rate limit as well (round 14)
+            return "ambiguous", f"quota {quote(word)} per minute: a rate limit as well"
         return "unrecoverable", f"quota {quote(word)}"
     if tier == "rate":
         if word == s.RESOURCE_EXHAUSTED and any(oom in text for oom in s.OUT_OF_MEMORY):
             return "ambiguous", f"{quote(word)} of memory, not a rate limit"
+        if s.TOO_LARGE in text:  # one request over the limit: a smaller one passes (round 14)
+            return "fixable", f"message {quote(s.TOO_LARGE.strip())} over {quote(word)}"
         return "transient", f"rate limit {quote(word)}"
     if tier == "timeout":
         return "ambiguous", f"own timeout {quote(word)}"

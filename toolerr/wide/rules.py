@@ -179,6 +179,8 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
         return "wide-line", f"line {quote(first_lines[1])}"
     if first_lines[0].startswith(a.AIDER_FIX_HEADER):  # aider's report of its linter's findings
         return "wide-line", f"line {quote(first_lines[0])}"
+    if head.startswith("# ") and a.AIDER_EDIT_HEADER.match(head):  # aider's edits not applied
+        return "wide-line", f"line {quote(first_lines[0])}"
     # Playwright MCP's error section; IPython's traceback under its rule of dashes
     if first_lines[0].rstrip() == a.PLAYWRIGHT_ERROR and len(first_lines) > 1:
         return "wide-line", f"line {quote(first_lines[0])}"

@@ -115,6 +115,11 @@ FIXABLE_WORDS = (
 CONDITIONS: tuple[tuple[str, str], ...] = (
     ("ContainerCreating", "transient"),
     ("Sibling tool call errored", "transient"),
+    # round 14: git's refusal of a repository another user owns (`fatal: detected dubious
+    # ownership in repository at '/src'`), which names the `safe.directory` setting to add: a
+    # change of the call or its setup (a `Could not read from remote repository` after it, as
+    # a clone from that path prints, disagrees: ambiguous)
+    ("detected dubious ownership", "fixable"),
 )
 UNRECOVERABLE_WORDS = (
     # Slack's Web API refusing the token (round 13: `missing_scope`, which slack-ruby-client
@@ -128,7 +133,16 @@ UNRECOVERABLE_WORDS = (
     "API is not available",
     # an authorization the service refused (Kubernetes' kubelet `Authorization error (user=...`)
     "Authorization error",
+    # round 14: Microsoft Graph's and Azure AD Graph's refusal for want of a permission the
+    # app was not granted (`"code": "Authorization_RequestDenied", "message": "Insufficient
+    # privileges to complete the operation."`): an admin's consent, not the call's arguments
+    "Insufficient privileges to complete the operation",
 )
+# Round 14: a single request over a per-minute token limit (Groq's and OpenAI's `Request too
+# large for model x ... on tokens per minute (TPM): Limit 12000, Requested 12333, please reduce
+# your message size`, sent as a 429 `rate_limit_exceeded`): no retry passes it, a smaller
+# request does
+TOO_LARGE = "Request too large for "
 # A service's own message that names the kind more precisely than the HTTP status it came
 # with (GUIDE.md precedence 2; classify.py consults them before the statuses; round 12): npm's
 # registry refuses to overwrite a published version with a 403 (`You cannot publish over the
@@ -149,6 +163,8 @@ OVER_STATUS: tuple[tuple[str, str], ...] = (
     # to add (`PermissionDenied: Requires net access to "deno.land", run again with the
     # --allow-net flag`: the call changes, whatever its class's name says)
     ("run again with the --allow-", "fixable"),
+    # round 14: one request over a per-minute token limit under its 429 (TOO_LARGE above)
+    (TOO_LARGE, "fixable"),
 )
 # Round 13: texts that only a service's failure prints, wherever they stand (rules.py's
 # phrases): huggingface_hub's request that raised (`'(ReadTimeoutError("HTTPSConnectionPool(
@@ -172,6 +188,12 @@ OUT_OF_MEMORY = ("Out of memory", "out of memory")
 # exceeding approved Total Regional Cores quota`, sent with 409 Conflict: the quota outranks
 # the status)
 QUOTA = ("InsufficientQuota", "Cores quota")
+# Round 14: a quota per minute (Vertex AI's `Quota exceeded for aiplatform.googleapis.com/
+# online_prediction_input_tokens_per_minute_per_base_model`, sent with 429 RESOURCE_EXHAUSTED) is
+# a rate limit by its nature and a quota by its words; the corpus labels such texts both ways
+# (transient where the retries went through, unrecoverable where the limit is 0 or a free
+# tier's): ambiguous
+PER_MINUTE = "_per_minute"
 
 # The members of an error object inside a JSON body's `errors` list (GraphQL, JSON:API,
 # Datadog): `{"errors": [{"message": ...}]}`, or plain strings (`{"errors": ["API key

@@ -140,6 +140,18 @@ UNRECOVERABLE_WORDS = (
 )
 FIXABLE_WORDS = (
     *("Cannot find module '", "Cannot find package '"),  # Node's module resolution
+    # round 14: PowerShell's execution policy (`x.ps1 cannot be loaded because running scripts
+    # is disabled on this system`, `UnauthorizedAccess`): the caller may pass `-ExecutionPolicy
+    # Bypass` or set it for the user, or may not change it; the corpus labels it both ways, so
+    # beside the `Unauthorized` of its error id the two disagree (ambiguous)
+    "running scripts is disabled on this",  # (PowerShell wraps its lines)
+    # round 14: MySQL's and MariaDB's syntax error (`ERROR 1064 (42000) at line 39: You have an
+    # error in your SQL syntax`), git's missing identity for a commit (`Please tell me who you
+    # are.`) and unknown revision (`fatal: bad object x`), a port another process holds
+    # (`[Errno 98] Address already in use`): the statement, the configuration, the revision
+    # or the port is the call's to change
+    *("error in your SQL syntax", "Please tell me who you are", "fatal: bad object "),
+    "Address already in use",
     "Unresolved reference",  # kotlinc, Swift
     "): error ",  # MSBuild's diagnostic form (C#, F#, MSVC, tsc)
     # git's conflicts of a merge, rebase or cherry-pick (`CONFLICT (content): Merge conflict
