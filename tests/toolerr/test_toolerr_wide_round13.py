@@ -37,10 +37,15 @@ gzip's `not in gzip format`, CUDA's out of memory).
 from __future__ import annotations
 
 import time
-from unittest import mock
 
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id, rules_kind, wide_verdict
+from corpus_records import TUNING_SPLITS, records_by_id
+from round_checks import (
+    check_cause,
+    check_documented_detection,
+    check_undetected_success,
+    without_learned_model,
+)
 
 from exactserve.toolerr.wide import classify_wide, judge
 
@@ -49,12 +54,8 @@ RECORDS = records_by_id(TUNING_SPLITS)
 
 @pytest.fixture(autouse=True)
 def rules_alone():
-    """The rules without the learned model (its detector and its kind), which another test
-    file tests: these tests are the rules' own."""
-    with (
-        mock.patch("exactserve.toolerr.wide.classify.learned_kind", lambda text: None),
-        mock.patch("exactserve.toolerr.wide.rules.learned_failure", lambda text: None),
-    ):
+    """These tests are the rules' own: the learned model is patched out."""
+    with without_learned_model():
         yield
 
 
@@ -451,23 +452,17 @@ CASES = [
 
 @pytest.mark.parametrize("record_id", SUCCESSES)
 def test_successes_stay_undetected(record_id):
-    assert RECORDS[record_id]["label"] == "success"
-    assert not wide_verdict(RECORDS[record_id])
+    check_undetected_success(RECORDS[record_id])
 
 
 @pytest.mark.parametrize("record_id", DOCUMENTED_DETECTIONS)
 def test_documented_detections_of_test15_successes(record_id):
-    assert RECORDS[record_id]["label"] == "success"
-    assert wide_verdict(RECORDS[record_id])
+    check_documented_detection(RECORDS[record_id])
 
 
 @pytest.mark.parametrize(("record_id", "rule", "kind", "evidence"), CASES)
 def test_general_causes_of_test15_misses(record_id, rule, kind, evidence):
-    failures = wide_verdict(RECORDS[record_id])
-    assert failures, record_id
-    failure = failures[0]
-    assert (failure.rule, rules_kind(failure)) == (rule, kind), failure
-    assert evidence in failure.evidence, failure
+    check_cause(RECORDS[record_id], rule, kind, evidence)
 
 
 @pytest.mark.parametrize(
