@@ -61,7 +61,9 @@ def detect(
     if rules not in RULES:
         raise ValueError(f"rules must be one of {', '.join(RULES)}, got {rules!r}")
     failures = []
-    names = {call.id: call.name for m in messages for call in m.tool_calls}
+    # the wide rules read the name of the call each result answers (a file reader's result
+    # is not put to their learned detector)
+    names = {c.id: c.name for m in messages for c in m.tool_calls} if rules == "wide" else {}
     for index, message in enumerate(messages):
         if message.role != "tool":
             continue
