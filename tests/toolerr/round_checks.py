@@ -1,15 +1,21 @@
-"""What every round's tests of the wide rules check, on the rules alone (the learned model,
-tested in test_toolerr_wide_opinion.py, is patched out): a round's successes stay
-undetected, its documented false detections stay detected, and each general cause gives its
-rule, kind and evidence."""
+"""What every round's tests of the wide rules check: a round's successes stay undetected, its
+documented false detections stay detected, each general cause gives its rule, the rules'
+kind (corpus_records.rules_kind) and evidence, and the new patterns cost linear time on
+adversarial lines. From round 12 on, the tests patch the learned model out
+(`without_learned_model`; test_toolerr_wide_opinion.py tests it)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from unittest import mock
 
 from corpus_records import rules_kind, wide_verdict
+
+from exactserve.toolerr.wide import classify_wide, judge
+
+LINE_BUDGET_S = 0.5  # for one adversarial line of 100 KB or so: linear, not quadratic
 
 
 @contextmanager
@@ -32,7 +38,7 @@ def check_documented_detection(record: dict) -> None:
     assert wide_verdict(record)
 
 
-def check_cause(record: dict, rule: str, kind: str, evidence: str) -> None:
+def check_cause(record: dict, rule: str, kind: str, evidence: str = "") -> None:
     """The record is detected by `rule`, the rules give `kind`, and the evidence holds
     `evidence`."""
     failures = wide_verdict(record)
@@ -40,3 +46,12 @@ def check_cause(record: dict, rule: str, kind: str, evidence: str) -> None:
     failure = failures[0]
     assert (failure.rule, rules_kind(failure)) == (rule, kind), failure
     assert evidence in failure.evidence, failure
+
+
+def check_linear(lines: Iterable[str]) -> None:
+    """Each line (twice, as a text of two lines) is judged and classified within the budget."""
+    for line in lines:
+        start = time.perf_counter()
+        judge(line + "\n" + line, None)
+        classify_wide(line)
+        assert time.perf_counter() - start < LINE_BUDGET_S, line[:80]

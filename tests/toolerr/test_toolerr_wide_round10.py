@@ -12,10 +12,9 @@ to evidence that disagrees or a text that cannot tell."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id, rules_kind, wide_verdict
+from corpus_records import TUNING_SPLITS, records_by_id
+from round_checks import check_cause, check_linear, check_undetected_success
 
 from exactserve.toolerr.wide import classify_wide, judge
 
@@ -67,14 +66,12 @@ CASES = [
 
 @pytest.mark.parametrize("record_id", SUCCESSES)
 def test_successes_stay_undetected(record_id):
-    assert RECORDS[record_id]["label"] == "success"
-    assert not wide_verdict(RECORDS[record_id])
+    check_undetected_success(RECORDS[record_id])
 
 
 @pytest.mark.parametrize(("record_id", "rule", "kind"), DOUBTS + CASES)
 def test_general_causes_of_test11_and_test12_mistakes(record_id, rule, kind):
-    failures = wide_verdict(RECORDS[record_id])
-    assert failures and (failures[0].rule, rules_kind(failures[0])) == (rule, kind), failures
+    check_cause(RECORDS[record_id], rule, kind)
 
 
 @pytest.mark.parametrize(
@@ -166,13 +163,11 @@ def test_failed_states_that_say_why_detect(text):
 
 
 def test_the_new_patterns_stay_linear_on_adversarial_lines():
-    for line in (
-        "a" * 100000 + " not found",
-        "composer not found\n" + "x" * 100000 + " not found",
-        "Error executing tool x: TypeError: " + "argument " * 20000,
-        "MCP error -32603: " + "404 " * 30000,
-    ):
-        start = time.perf_counter()
-        judge(line + "\n" + line, None)
-        classify_wide(line)
-        assert time.perf_counter() - start < 0.5
+    check_linear(
+        (
+            "a" * 100000 + " not found",
+            "composer not found\n" + "x" * 100000 + " not found",
+            "Error executing tool x: TypeError: " + "argument " * 20000,
+            "MCP error -32603: " + "404 " * 30000,
+        )
+    )

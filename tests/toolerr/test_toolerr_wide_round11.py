@@ -13,10 +13,9 @@ exceptions in test_toolerr_wide_agents.py.)"""
 
 from __future__ import annotations
 
-import time
-
 import pytest
-from corpus_records import TUNING_SPLITS, records_by_id, rules_kind, wide_verdict
+from corpus_records import TUNING_SPLITS, records_by_id
+from round_checks import check_cause, check_linear, check_undetected_success
 
 from exactserve.toolerr.wide import classify_wide, judge
 
@@ -58,14 +57,12 @@ CASES = [
 
 @pytest.mark.parametrize("record_id", SUCCESSES)
 def test_successes_stay_undetected(record_id):
-    assert RECORDS[record_id]["label"] == "success"
-    assert not wide_verdict(RECORDS[record_id])
+    check_undetected_success(RECORDS[record_id])
 
 
 @pytest.mark.parametrize(("record_id", "rule", "kind"), CASES)
 def test_general_causes_of_test13_mistakes(record_id, rule, kind):
-    failures = wide_verdict(RECORDS[record_id])
-    assert failures and (failures[0].rule, rules_kind(failures[0])) == (rule, kind), failures
+    check_cause(RECORDS[record_id], rule, kind)
 
 
 @pytest.mark.parametrize(
@@ -124,15 +121,13 @@ def test_failures_that_look_like_the_new_successes_detect(text):
 
 
 def test_the_new_patterns_stay_linear_on_adversarial_lines():
-    for line in (
-        "/a" * 50000 + "/.. No such file or directory",
-        "All tests passed" + " x" * 50000,
-        "403 Forbidden" * 10000 + " github",
-        "x : "
-        + "a" * 100000
-        + "\nAt line:1 char:1\n    + FullyQualifiedErrorId : NativeCommandError",
-    ):
-        start = time.perf_counter()
-        judge(line + "\n" + line, None)
-        classify_wide(line)
-        assert time.perf_counter() - start < 0.5
+    check_linear(
+        (
+            "/a" * 50000 + "/.. No such file or directory",
+            "All tests passed" + " x" * 50000,
+            "403 Forbidden" * 10000 + " github",
+            "x : "
+            + "a" * 100000
+            + "\nAt line:1 char:1\n    + FullyQualifiedErrorId : NativeCommandError",
+        )
+    )

@@ -35,13 +35,12 @@ path that is neither a system path nor the agent's script, an error with no kind
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from corpus_records import TUNING_SPLITS, records_by_id
 from round_checks import (
     check_cause,
     check_documented_detection,
+    check_linear,
     check_undetected_success,
     without_learned_model,
 )
@@ -471,18 +470,16 @@ def test_failures_that_look_like_the_new_successes_detect(text):
 
 
 def test_the_new_patterns_stay_linear_on_adversarial_lines():
-    for line in (
-        "a" * 100000 + " | UNREACHABLE! => {",
-        "operation error " + "a" * 100000 + ": Op, ",
-        "Script " + "x" * 100000 + " handling the e event returned with error code 1",
-        "Error [" + "A" * 100000 + "]: x",
-        "│ " * 50000 + "Error: x",
-        "Google " * 20000 + "error 503: x",
-        "<exit_code>" * 20000,
-        '{"result": "Error: ' + "x" * 100000 + '"}',
-        "FAIL\t" + "x" * 100000 + " [build failed]",
-    ):
-        start = time.perf_counter()
-        judge(line + "\n" + line, None)
-        classify_wide(line)
-        assert time.perf_counter() - start < 0.5
+    check_linear(
+        (
+            "a" * 100000 + " | UNREACHABLE! => {",
+            "operation error " + "a" * 100000 + ": Op, ",
+            "Script " + "x" * 100000 + " handling the e event returned with error code 1",
+            "Error [" + "A" * 100000 + "]: x",
+            "│ " * 50000 + "Error: x",
+            "Google " * 20000 + "error 503: x",
+            "<exit_code>" * 20000,
+            '{"result": "Error: ' + "x" * 100000 + '"}',
+            "FAIL\t" + "x" * 100000 + " [build failed]",
+        )
+    )
