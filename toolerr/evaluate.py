@@ -2,9 +2,12 @@
 
 A corpus is JSON Lines, one tool result a line: `text` and `label` (transient, fixable,
 unrecoverable, ambiguous or success) are required; `id`, `is_error` (the result carried
-an error flag), `user_agent` and `client` are optional. The paper rules pick agent rules
-by User-Agent, so a record of a known agent's format without `user_agent` gets that
-agent's usual one from `client`.
+an error flag), `user_agent`, `client` and `tool` are optional. The paper rules pick agent
+rules by User-Agent, so a record of a known agent's format without `user_agent` gets that
+agent's usual one from `client`. `tool` is the name of the call the result answers (`Read`,
+`run_shell_command`): the result is then judged after an assistant message making that
+call, as in a conversation (the wide rules do not put a file reader's result to their
+learned detector).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from exactserve.toolerr.detect import RULES, detect
-from exactserve.toolerr.messages import Message
+from exactserve.toolerr.messages import Message, ToolCall
 
 LABELS = ("transient", "fixable", "unrecoverable", "ambiguous", "success")
 DEFINITE = ("transient", "fixable", "unrecoverable")
@@ -37,6 +40,7 @@ class Record:
     label: str
     is_error: bool = False
     user_agent: str = ""
+    tool: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,9 @@ def read_records(lines: Iterable[str]) -> list[Record]:
                 f"got {json.dumps(raw.get('label'))}"
             )
         user_agent = raw.get("user_agent") or CLIENT_USER_AGENTS.get(raw.get("client"), "")
+        tool = raw.get("tool") or ""
+        if not isinstance(tool, str):
+            raise ValueError(f"line {number}: `tool` must be a string, got {json.dumps(tool)}")
         records.append(
             Record(
                 str(raw.get("id", number)),
@@ -89,6 +96,7 @@ def read_records(lines: Iterable[str]) -> list[Record]:
                 raw["label"],
                 raw.get("is_error") is True,
                 user_agent,
+                tool,
             )
         )
     return records
@@ -97,7 +105,11 @@ def read_records(lines: Iterable[str]) -> list[Record]:
 def predict(record: Record, rules: str) -> str:
     """The kind the rule set gives the record, or `none` when it is not detected."""
     message = Message(role="tool", content=record.text, tool_call_id="c", is_error=record.is_error)
-    failures = detect((message,), record.user_agent, rules)
+    conversation: tuple[Message, ...] = (message,)
+    if record.tool:
+        call = ToolCall(id="c", name=record.tool, arguments="{}", origin=0)
+        conversation = (Message(role="assistant", content="", tool_calls=(call,)), message)
+    failures = detect(conversation, record.user_agent, rules)  # (only a tool message fails)
     return failures[0].kind if failures else "none"
 
 

@@ -11,7 +11,7 @@ import pytest
 from corpus_records import CORPUS, read_split
 
 from exactserve.server.cli import main
-from exactserve.toolerr.evaluate import LABELS, evaluate, read_records
+from exactserve.toolerr.evaluate import LABELS, evaluate, predict, read_records
 
 # Every held-out split, frozen by SHA-256 before its one evaluation (GUIDE.md says when
 # each became tuning data).
@@ -260,4 +260,26 @@ def test_eval_errors_name_the_line(tmp_path, capsys):
     assert (
         capsys.readouterr().err
         == "exactserve toolerr: error: give FILE.json or --eval CORPUS.jsonl\n"
+    )
+
+
+def test_eval_judges_a_record_after_the_call_it_names(tmp_path, capsys):
+    # test13's text, which no rule shapes and the learned detector calls unrecoverable:
+    # answering a file reader's call, it is a file's content and goes undetected
+    text = next(
+        r["text"] for r in read_split("test13") if r["id"] == "t13-copilot-sdk-permission-denied"
+    )
+    path = tmp_path / "calls.jsonl"
+    lines = [
+        {"text": text, "label": "unrecoverable"},
+        {"text": text, "label": "unrecoverable", "tool": "Bash"},
+        {"text": text, "label": "unrecoverable", "tool": "mcp__fs__read_text_file"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    predictions = [predict(record, "wide") for record in read_records(path.open())]
+    assert predictions == ["unrecoverable", "unrecoverable", "none"]
+    path.write_text('{"text": "x", "label": "success", "tool": ["Read"]}\n')
+    assert main(["toolerr", "--eval", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f'exactserve toolerr: error: {path}: line 1: `tool` must be a string, got ["Read"]\n'
     )
