@@ -285,3 +285,13 @@ def test_eval_judges_a_record_after_the_call_it_names(tmp_path, capsys):
     assert capsys.readouterr().err == (
         f'exactserve toolerr: error: {path}: line 1: `tool` must be a string, got ["Read"]\n'
     )
+
+
+@pytest.mark.parametrize(
+    "path", sorted((CORPUS / "second_labels").glob("*.jsonl")), ids=lambda p: p.name
+)
+def test_second_labels_name_corpus_records_once_with_a_label(path):
+    second = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    ids = {r["id"] for split in CORPUS.glob("*.jsonl") for r in read_split(split.stem)}
+    assert len(second) >= 150 and len({s["id"] for s in second}) == len(second)
+    assert all(s["id"] in ids and s["label"] in LABELS and s["why"] for s in second)
