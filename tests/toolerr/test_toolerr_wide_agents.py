@@ -143,6 +143,11 @@ KNOWN_FALSE_DETECTIONS = {
     "t16-dvc-git-push-prompts-disabled-then-ok",
     "t16-rawprox-test03-pass",
     "t16-hpc-intro-slurm-timelimit-cat",
+    # test17 (tuned on since round 15): a curl script an agent wrote to check a login lockout,
+    # whose every attempt prints the `HTTP 401` and `{"error":"invalid username or password"}`
+    # (then `captcha required`) it set out to provoke: the same lines are what a failed login
+    # prints, and only the intent says success
+    "t17-kaleabendrias-task-34-curl-lockout-401s",
 }
 
 
@@ -183,8 +188,16 @@ def test_no_definite_failure_gets_a_wrong_kind():
     name another repository), OpenRouter's 404 `No endpoints found for` a withdrawn free model
     (unrecoverable by its note, fixable on another test16 record with the same message), and
     Ollama's `model 'x' not found` for a model not pulled (unrecoverable by its note, fixable
-    on five dev_extra2 records). (A Bitbucket server's 404 under a JSON-RPC internal error is
-    `ambiguous` since round 10.)"""
+    on five dev_extra2 records); and eight of test17 (tuned on since round 15): five MCP
+    servers' 404s and one missing file that read as the call's (a 404 for Onyx's internal
+    search path, GitLab's `404 Not Found` from a server aimed at gitlab.com for a self-hosted
+    instance, WhatsApp's local bridge answering 404, another program on Ghidra's port, a
+    remote server's ENOENT for a file on the user's machine: unrecoverable by their threads),
+    two `gsutil` 403s (`AccessDeniedException: 403 ... does not have storage.objects.list
+    access`) that the maintainers answered with a corrected bucket path (fixable by the
+    thread), and a self-signed certificate's `CERTIFICATE_VERIFY_FAILED` that the tool's own
+    option skips (fixable by the maintainer; unrecoverable on test7's same message). (A
+    Bitbucket server's 404 under a JSON-RPC internal error is `ambiguous` since round 10.)"""
     wrong = set()
     for record_id, record in RECORDS.items():
         failures = wide_verdict(record)
@@ -207,4 +220,17 @@ def test_no_definite_failure_gets_a_wrong_kind():
         # (OpenRouter's `No endpoints found` 404, Ollama's `model 'x' not found`: fixable)
         "t16-smartfarm_mobile-aider-openrouter-no-endpoints",
         "t16-hey-roomie-aider-ollama-model-not-found",
+        # test17: 404s and a missing file inside MCP servers (a server's internal path, its
+        # host, its port or its machine: unrecoverable by the threads)
+        "t17-onyx-9187",
+        "t17-gitlab-mr-mcp-5",
+        "t17-whatsapp-mcp-40-http-404",
+        "t17-ghidramcp-85-404",
+        "t17-mcp-file-context-server-3",
+        # test17: 403s of Cloud Storage the maintainers fixed by the path (fixable by the
+        # thread), and a self-signed certificate the tool's option skips (fixable by the
+        # maintainer)
+        "t17-inpars-gsutil-403-wrong-url",
+        "t17-minigo-gsutil-ls-403-wrong-bucket",
+        "t17-packer-fuzzer-sslerror-self-signed",
     }

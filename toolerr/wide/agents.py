@@ -82,6 +82,7 @@ STATUS_HTTP = r"HTTP(?:/[0-9.]{1,3})? ([45][0-9]{2})(?![0-9])"
 SIGNAL_EXITS = (130, 134, 137, 139, 143)
 
 EDIT_NOT_FOUND = ("Target content not found", "No matches of search expression found")
+CLINE_DENIAL = "The user denied this operation"
 FAILURE_PHRASES = (
     "did not conform to the edit format",  # aider
     "does not appear in the file",  # Zed's edit tool
@@ -94,6 +95,8 @@ FAILURE_PHRASES = (
     # not found: '...'` (CodeGeeX, Antigravity's replace tool), Serena's `No matches of search
     # expression found in file '...'`
     *EDIT_NOT_FOUND,
+    # round 15: Cline's and Roo Code's denied call (DENIAL below), which carries no error flag
+    CLINE_DENIAL,
 )
 DENIAL = (
     "has been denied.",  # Claude Code: `Permission to use Bash with command X has been denied.`
@@ -106,6 +109,9 @@ DENIAL = (
     # tool`); a server's allow-list of paths (`Working directory (...) outside allowed paths.
     # Consult the server admin ...`; round 12)
     *("denied this tool", "outside allowed paths"),
+    # round 15: Cline's and Roo Code's result for a call the user rejected (`The user denied
+    # this operation.`, or `... and provided the following feedback:` and the feedback)
+    CLINE_DENIAL,
     # Gemini CLI's policy engine (round 13: `Tool execution denied by policy. You are in Plan
     # Mode and cannot modify source code.`)
     "denied by policy",
@@ -131,6 +137,8 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     ("Bad Gateway", "transient"),
     # round 12: the reason as some servers spell it (`{"error": "Bad gateway"}`)
     ("Bad gateway", "transient"),
+    # round 15: Windows' WSAECONNRESET (RESET_WORDS below)
+    ("forcibly closed by the remote host", "transient"),
 )
 # A full or read-only disk explains the missing files and directories that follow it.
 DISK_WORDS = (
@@ -145,6 +153,10 @@ UNSURE = ("not properly initialized", "or you do not have permission")
 # running locally and accepting connections on that socket?`: the missing file is a server
 # that is not (yet) running, not a path the call chose, as a refused connection)
 UNSURE += ("Is the server running locally",)
+# (round 15: a program a tool spawns that is not there, `Failure("execve: No such file or
+# directory")`: no path of the call, but a program not installed or misnamed, which the text
+# cannot tell apart, as with round 10's lookup answers)
+UNSURE += ("execve: No such file",)
 # The members of a JSON error object (API bodies, JSON-RPC): an `error` object with none of
 # them (a locale file's `{"error": {"notFound": "..."}}`) does not make the body a failure.
 ERROR_OBJECT_KEYS = frozenset(
@@ -157,6 +169,10 @@ INTERNAL_ERROR = "-32603"
 # A connection reset by a server on this machine (`connect ECONNRESET 127.0.0.1:3000`) is a
 # local server that failed, not a remote service's passing fault: unsure (GUIDE.md).
 RESET_WORDS = ("ECONNRESET", "onnection reset", "onnection aborted", "socket hang up")
+# round 15: Windows' text of WSAECONNRESET (10054), as Python, .NET and curl print it (`pip
+# ... ProtocolError: ("Connection broken: ConnectionResetError(10054, 'An existing
+# connection was forcibly closed by the remote host', ...)`): a reset, as above
+RESET_WORDS += ("forcibly closed by the remote host",)
 LOOPBACK = ("localhost", "127.0.0.1", "[::1]")
 # Go's resolver (`dial tcp: lookup goproxy.cn on 192.168.31.255:53: ... i/o timeout`): a
 # network timeout during a DNS lookup says no more than "Could not resolve host": unsure.

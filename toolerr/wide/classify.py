@@ -39,6 +39,8 @@ from exactserve.toolerr.wide.tool_faults import (
 # The evidence when no rule names a kind, and how it goes on when the learned opinion does
 # (`no evidence of a kind; learned fixable at 0.98`).
 NO_EVIDENCE = "no evidence of a kind"
+# Unrecoverable conditions that explain a missing file or directory named after them.
+EXPLAINS_MISSING = (*a.DISK_WORDS, t.DOCKER_API)
 LEARNED = "; learned "
 
 
@@ -233,8 +235,10 @@ def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, st
             kinds.setdefault("unrecoverable", "Permission denied on a system path")
         else:
             unsure = unsure or "Permission denied"
-    if kinds.keys() == {"unrecoverable", "fixable"} and kinds["unrecoverable"] in a.DISK_WORDS:
-        del kinds["fixable"]  # a full or read-only disk, then the files it could not write
+    if kinds.keys() == {"unrecoverable", "fixable"} and kinds["unrecoverable"] in EXPLAINS_MISSING:
+        # a full or read-only disk, then the files it could not write; Docker's engine not
+        # reachable, then its socket or pipe not found (round 15)
+        del kinds["fixable"]
     if kinds.get("unrecoverable") == "ENOSPC" and s.WATCHER_LIMIT in text:
         unsure = unsure or f"{kinds.pop('unrecoverable')} of the file watchers' limit"
     # (each substring scan behind a `memchr` of its rarest character: most texts lack it)

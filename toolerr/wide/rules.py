@@ -74,7 +74,11 @@ from exactserve.toolerr.wide.lines import (
     stripped_end,
 )
 from exactserve.toolerr.wide.opinion import learned_failure
-from exactserve.toolerr.wide.services import first_line_report, json_error_body
+from exactserve.toolerr.wide.services import (
+    first_line_report,
+    json_error_body,
+    usage_error_at_end,
+)
 from exactserve.toolerr.wide.shapes import (
     JSON_EXIT_KEYS,
     TAIL_CHARS,
@@ -251,6 +255,8 @@ def _later_failure(
         del last_lines[0]  # the tail begins inside a line: no line's start to match
     last_lines = last_lines[-g.EDGE_LINES :]
     found = final_diagnostic(text)
+    if found is None and last_lines and text.startswith("usage: "):  # argparse: usage, error
+        found = usage_error_at_end(last_lines[-1])
     if found is None:  # the failure a long output ends with
         patterns = (TERMINAL_LINE, REPORT_LINE, EDGE_SENTENCE)
         found = line_match(patterns, last_lines, tried=set(first_lines))
@@ -258,6 +264,9 @@ def _later_failure(
     if found:
         return "wide-diagnostic", f"diagnostic {quote(found)}"
     found = failed_verdict(tail) or failed_verdict(lines)
+    if not found and "Test" in tail:  # vitest's summary: a failure, its kind left to the words
+        vitest = w.VITEST_FAILED.search(tail)
+        found = vitest[0] if vitest else None
     if found:
         return "wide-tests", f"verdict {quote(found)}"
     if LOCATION_MARKS.first(lines) is not None:  # a compiler's diagnostic among the first lines

@@ -78,6 +78,15 @@ YAML_FINDING = re.compile(
 SUBCOMMAND_USAGE = re.compile(r"[\w.+-]{1,30}(?: [\w.+-]{1,30}){1,2}: error: ")
 
 
+def usage_error_at_end(last_line: str) -> str | None:
+    """argparse's usage error as the last line of a text its usage opens (round 15: `usage:
+    manage.py migrate [-h] ...`, wrapped over lines, then `manage.py migrate: error:
+    unrecognized arguments: --list`): a subcommand's name is two words, which no report
+    line reads."""
+    found = SUBCOMMAND_USAGE.match(last_line) if ": error: " in last_line else None
+    return found.group(0) if found else None
+
+
 def first_line_report(line: str) -> re.Match | None:
     """A YAML linter's finding or a subcommand's usage error as the text's first line."""
     if line.endswith("]"):  # (a finding ends with its rule)
@@ -165,6 +174,10 @@ OVER_STATUS: tuple[tuple[str, str], ...] = (
     ("run again with the --allow-", "fixable"),
     # round 14: one request over a per-minute token limit under its 429 (TOO_LARGE above)
     (TOO_LARGE, "fixable"),
+    # round 15: the MCP SDK client's check of a result against the tool's declared output
+    # schema (`MCP error -32602: Structured content does not match the tool's output schema:
+    # data should NOT have additional properties`): the server's output, as above
+    ("does not match the tool's output schema", "unrecoverable"),
 )
 # Round 13: texts that only a service's failure prints, wherever they stand (rules.py's
 # phrases): huggingface_hub's request that raised (`'(ReadTimeoutError("HTTPSConnectionPool(
@@ -186,8 +199,10 @@ OUT_OF_MEMORY = ("Out of memory", "out of memory")
 # Azure's error code for a subscription's exhausted quota, and its message for a request
 # over an approved limit of cores (`Operation could not be completed as it results in
 # exceeding approved Total Regional Cores quota`, sent with 409 Conflict: the quota outranks
-# the status)
-QUOTA = ("InsufficientQuota", "Cores quota")
+# the status); round 15: Git LFS's storage or bandwidth quota of the account, as GitHub's
+# batch API answers a push or a pull (`batch response: This repository is over its data
+# quota. Purchase more data packs to restore access.`)
+QUOTA = ("InsufficientQuota", "Cores quota", "over its data quota")
 # Round 14: a quota per minute (Vertex AI's `Quota exceeded for aiplatform.googleapis.com/
 # online_prediction_input_tokens_per_minute_per_base_model`, sent with 429 RESOURCE_EXHAUSTED) is
 # a rate limit by its nature and a quota by its words; the corpus labels such texts both ways

@@ -38,6 +38,13 @@ REPORT_BODY = (
     # rest of the dependency tree exhaustively, these were the goals ...`, among the last lines)
     r"|The directory [^\n]{1,200}? contains files that could conflict:"
     r"|After searching the rest of the dependency tree exhaustively"
+    # round 15: alembic's command-line failure, indented by its message wrapper (`  FAILED:
+    # Multiple heads are present; please specify the head revision on`)
+    r"|  FAILED: "
+    # round 15: Mercurial's (and Sapling's) prefix of every error (`abort: push creates new
+    # remote head 1e108cc5548c`, `abort: no repository found in '/src'`): a lower-case word
+    # and more, not a YAML key's or a JavaScript object's value (`abort: false`)
+    r"|abort: [a-z][\w-]{0,30} [^\s]"
 )
 # A last line that reports the command failed: wget's `2022-07-11 13:49:10 ERROR 404: Not
 # Found.`, Yarn 2+'s `➤ YN0000: · Failed with errors in 0s 670ms`, Composer's script that
@@ -74,6 +81,7 @@ LOCATION_MARKS = (": error: ", ": fatal error: ", ".kt", ".go:", "): error ")
 STATUS_CODE = (re.compile(r"\"code\" ?: ?\"?([45][0-9]{2})(?![0-9])"),)
 
 # Evidence words by kind (classify.py adds them to the tiers).
+DOCKER_API = "failed to connect to the docker API at"
 CONDITIONS: tuple[tuple[str, str], ...] = (
     # apt and dpkg: the lock another apt-get or unattended-upgrades holds is released when it
     # ends (not `are you root?`, which says the call lacks the rights)
@@ -112,6 +120,12 @@ CONDITIONS: tuple[tuple[str, str], ...] = (
     ("operation not permitted", "unrecoverable"),
     ("Hash Sum mismatch", "transient"),
     ("UnknownHostError: timed out", "transient"),
+    # round 15: Docker's CLI (27 and later) with no engine to talk to (`failed to connect to the
+    # docker API at npipe:////./pipe/dockerDesktopLinuxEngine; check if the path is correct and
+    # if the daemon is running: open //./pipe/...: The system cannot find the file specified.`):
+    # the engine is the user's to start; the missing pipe or socket it names is the engine's,
+    # not a path of the call (classify.py lets it outrank the missing file)
+    (DOCKER_API, "unrecoverable"),
 )
 # (round 12: GKE's `insufficient regional quota to satisfy request: resource "CPUS"`)
 QUOTA = ("Quota exceeded", "insufficient regional quota")
@@ -137,6 +151,13 @@ UNRECOVERABLE_WORDS = (
     # RubyGems' install into a system Ruby (`You don't have write permissions for the
     # /Library/Ruby/Gems/2.6.0 directory.`)
     "You don't have write permissions",
+    # round 15: Kubernetes' RBAC refusal of the caller's account (`Error: configmaps is
+    # forbidden: User "system:serviceaccount:kube-system:default" cannot list configmaps in
+    # the namespace "kube-system"`, as helm and kubectl print it without the `(Forbidden)` of
+    # `Error from server`), and Redis refusing writes while it cannot save its snapshot
+    # (`MISCONF Redis is configured to save RDB snapshots, but it is currently not able to
+    # persist on disk`): a cluster admin's or the server operator's to change
+    *('is forbidden: User "', "MISCONF Redis is configured to save"),
 )
 FIXABLE_WORDS = (
     *("Cannot find module '", "Cannot find package '"),  # Node's module resolution
@@ -195,11 +216,32 @@ FIXABLE_WORDS = (
         "Either try using a new directory name",
     ),
     "Multiple head revisions are present",
+    # round 15: alembic's other refusal of branched migrations (`FAILED: Multiple heads are
+    # present; please specify the head revision on which the new revision should be based`);
+    # pnpm's unmet peer dependencies (`ERR_PNPM_PEER_DEP_ISSUES  Unmet peer dependencies`);
+    # bash's unbalanced quote (`eval: line 1: unexpected EOF while looking for matching `"'`);
+    # the placeholder package that `npx tsc` runs where TypeScript is not installed (`This is
+    # not the tsc command you are looking for`); Gradle's dependency that no declared
+    # repository has (`> Could not find com.android.tools.build:gradle:3.0.1. Searched in the
+    # following locations:`, `Could not find any version that matches x:+`): the command, the
+    # workspace's dependencies or its build script change
+    *("Multiple heads are present", "ERR_PNPM_PEER_DEP_ISSUES"),
+    *("unexpected EOF while looking for matching", "This is not the tsc command you are"),
+    *("Searched in the following locations:", "Could not find any version that matches"),
+    # round 15: a test runner's own limit on one test or hook (Jest's `Exceeded timeout of
+    # 5000 ms for a hook.`, vitest's `Error: Hook timed out in 10000ms.` / `Test timed out in
+    # 5000ms.`, each naming the option that raises it): the test's code or configuration
+    *("Exceeded timeout of ", "Hook timed out in ", "Test timed out in "),
+    # round 15: Mercurial's push that would add a head the remote lacks (`abort: push creates
+    # new remote head x` / `(pull and merge or see 'hg help push' ...)`: git's `(fetch first)`)
+    "push creates new remote head",
 )
 # Round 13: a text that only a failed run prints, wherever it stands (rules.py's phrases): apt's
 # and dpkg's lock (`Waiting for cache lock: Could not get lock /var/lib/dpkg/lock-frontend. It
-# is held by process 351825`)
-FAILURE_PHRASES = ("Could not get lock ",)
+# is held by process 351825`); round 15: Poetry's and Dart pub's solver giving up (`So,
+# because x depends on y (0.5.32), version solving failed.`), and Jest's limit on a test or
+# hook (`Exceeded timeout of 5000 ms for a hook.`), each a last line with no report prefix
+FAILURE_PHRASES = ("Could not get lock ", "version solving failed", "Exceeded timeout of ")
 # A record of strace (and of the tools that print its format): a system call, its arguments
 # and its failed result (`[pid 2925] open("/etc/x", O_RDONLY) = -1 ENOENT (No such file or
 # directory)`). A trace lists calls that failed on the way, and the traced program goes on.

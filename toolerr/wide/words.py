@@ -126,7 +126,16 @@ TEST_FAILED = LineStart(
     r"|FAILED \((?:failures|errors)=[0-9]{1,6}"
     r"|Tests: +[0-9]{1,6} failed|Failures:$|[0-9]{1,6} examples?, [1-9][0-9]{0,5} failures?"
     r"|test result: FAILED"
+    # round 15: Maven Surefire's count (`Tests run: 1339, Failures: 2, Errors: 0, Skipped: 6`,
+    # with failures or errors)
+    r"|(?:\[(?:INFO|ERROR)\] )?Tests run: [0-9]{1,6}, "
+    r"(?:Failures: [1-9][0-9]{0,5}|Failures: 0, Errors: [1-9])"
 )
+# Round 15: vitest's summary of a failed run (` Test Files  1 failed | 3 passed (4)`, `      Tests
+# 7 failed | 24 passed (31)`; TEST_PASSED reads its passing form), read as a failure only where
+# it ends the text (rules.py): the kind is left to the errors listed above it (a test's own
+# timeout, a network error a test logged), not taken as failed tests.
+VITEST_FAILED = LineStart(r" {0,6}Test(?:s| Files) {1,3}[1-9][0-9]{0,5} failed\b")
 # A type checker's or linter's count (tsc, biome: `Found 2 errors.`), read as a failed verdict
 # when no test runner's is found (looked up only when `Found ` occurs).
 CHECKER_FAILED = LineStart(r"Found [1-9][0-9]{0,5} errors?\b")
