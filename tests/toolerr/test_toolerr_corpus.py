@@ -45,6 +45,8 @@ FROZEN_SHA256 = {
     "test16": "a455b2a47d774e5c90a69275efb45474bde3ae231d5b68c38508623974684e67",
     # session 8: five collectors in parallel; records name the call they answer (`tool`)
     "test17": "c8227f1b787f08fa35bb40cab0ae398f299043c89d4d31f1c0bbc3d6f75d86d7",
+    # session 8's second round: five collectors while round 15 tuned on test17
+    "test18": "65695221501eab553cf1b18383509c5afc1b98062e98ee6863bd2145c1d3455e",
 }
 PROVENANCE = {"transcript", "issue", "fixture", "docs", "file"}
 
@@ -170,7 +172,7 @@ def test_records_carry_label_provenance_and_split():
 
 @pytest.mark.parametrize(
     "split",
-    [f"test{n}" for n in range(7, 18)],
+    [f"test{n}" for n in range(7, 19)],
 )
 def test_the_newest_splits_share_no_group_text_or_id_with_the_others(split):
     records = read_split(split)
