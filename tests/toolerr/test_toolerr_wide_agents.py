@@ -148,6 +148,14 @@ KNOWN_FALSE_DETECTIONS = {
     # (then `captcha required`) it set out to provoke: the same lines are what a failed login
     # prints, and only the intent says success
     "t17-kaleabendrias-task-34-curl-lockout-401s",
+    # test18 (tuned on since round 16): a script an agent wrote, run on purpose with a bad
+    # argument to see its error path (`error: `zerion` CLI not found on PATH.`, `exit=2`), and
+    # Voder's record of `git rm --cached -r dist/ 2>&1 | tee /dev/stderr || true` whose only
+    # output is git's `fatal: pathspec 'dist/' did not match any files`: the same texts are
+    # what the failed commands print, and only the intent, or the `|| true` that the harness's
+    # `completed` follows, says success
+    "t18-fundwise-zerion-smoke-exit2",
+    "t18-voder-website-gitrm-pathspec",
 }
 
 
@@ -196,8 +204,13 @@ def test_no_definite_failure_gets_a_wrong_kind():
     two `gsutil` 403s (`AccessDeniedException: 403 ... does not have storage.objects.list
     access`) that the maintainers answered with a corrected bucket path (fixable by the
     thread), and a self-signed certificate's `CERTIFICATE_VERIFY_FAILED` that the tool's own
-    option skips (fixable by the maintainer; unrecoverable on test7's same message). (A
-    Bitbucket server's 404 under a JSON-RPC internal error is `ambiguous` since round 10.)"""
+    option skips (fixable by the maintainer; unrecoverable on test7's same message); and two
+    of test18 (tuned on since round 16): the Go module proxy's `410 Gone` for a commit pushed
+    moments before (transient by the maintainers, who explain the proxy has not fetched it
+    yet; fixable on two test18 records of the checksum database's 410), and ssh's `Connection
+    timed out` under Deployer that the reporter traced to a wrong port in deploy.php
+    (fixable by the thread). (A Bitbucket server's 404 under a JSON-RPC internal error is
+    `ambiguous` since round 10.)"""
     wrong = set()
     for record_id, record in RECORDS.items():
         failures = wide_verdict(record)
@@ -233,4 +246,8 @@ def test_no_definite_failure_gets_a_wrong_kind():
         "t17-inpars-gsutil-403-wrong-url",
         "t17-minigo-gsutil-ls-403-wrong-bucket",
         "t17-packer-fuzzer-sslerror-self-signed",
+        # test18: a proxy's 410 for a commit it had not fetched yet (transient by the
+        # maintainers), and an ssh timeout from a wrong port (fixable by the thread)
+        "t18-cue-1667",
+        "t18-laravel-deployer-ssh-port-timeout",
     }

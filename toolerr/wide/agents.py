@@ -115,6 +115,9 @@ DENIAL = (
     # Gemini CLI's policy engine (round 13: `Tool execution denied by policy. You are in Plan
     # Mode and cannot modify source code.`)
     "denied by policy",
+    # Auto-GPT's command allow-list (round 16: `Command execute_shell returned: Error: This
+    # Shell Command is not allowed.`): the user's configuration, not the agent's to lift
+    "Shell Command is not allowed",
 )
 # (`This request exceeds your plan's set usage limit`, `Claude AI usage limit reached`: a
 # plan's limit, GUIDE.md's unrecoverable)
@@ -186,7 +189,9 @@ AIDER_FIX_HEADER = "# Fix any errors below"
 AIDER_EDIT_HEADER = re.compile(r"# [0-9]{1,4} SEARCH/REPLACE blocks? failed to match!")
 UNRECOVERABLE_WORDS = (
     *("could not read Username", "could not read Password"),  # git, no credentials
-    "API key",  # a failure that names the API key: missing or invalid credentials
+    # a failure that names the API key or token: missing or invalid credentials (round 16: an
+    # MCP server's `{"error":{"code":-32001,"message":"Invalid or missing API token."}}`)
+    *("API key", "API token"),
     # git's `remote: Repository not found.`: a wrong URL or a repository the user cannot
     # access (GitHub answers both alike), so with ` not found` the words disagree: ambiguous
     "epository not found",
@@ -211,7 +216,9 @@ FIXABLE_WORDS = (
     # edit and read tools
     *("must match exactly", "did not conform to the edit format", "does not appear in the file"),
     "SearchReplaceNoExactMatch: ",  # aider (round 14)
-    "exceeds maximum allowed tokens",  # Claude Code's Read without offset/limit
+    # Claude Code's Read without offset/limit (round 16: the size limit, `File content
+    # (403.3KB) exceeds maximum allowed size (256KB). Use offset and limit parameters ...`)
+    *("exceeds maximum allowed tokens", "exceeds maximum allowed size"),
     "Please commit or stash them",  # git pull/rebase/merge over local changes
     "must have required property",  # ajv schema validation
     "nknown option",  # command-line usage

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import programs as p
 from exactserve.toolerr.wide import services as s
 from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
@@ -217,7 +218,7 @@ def _status_kind(status: int) -> str:
 def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, str] | None:
     kinds: dict[str, str] = {}
     unsure = None
-    permission = ssh = False
+    permission = decided = False
     for index in SIXTH_TIER.present_at(text, seen):  # CONDITIONS, UNSURE_NETWORK, PERMISSION
         word, kind = SIXTH_TIER.words[index], SIXTH_KIND[index]
         if kind == "unsure":
@@ -227,8 +228,11 @@ def _conditions(text: str, seen: dict[str, bool] | None = None) -> tuple[str, st
         else:
             kinds.setdefault(kind, word)
             # ssh's methods and a database's privileges: the permission is decided
-            ssh = ssh or word.startswith(("Permission denied (", "permission denied for "))
-    if permission and not ssh:
+            decided = decided or word.startswith(("Permission denied (", "permission denied for "))
+    # Google's canonical status beside it (round 16): the caller's identity lacks the
+    # permission, which its unrecoverable word says (tier 8)
+    decided = decided or (permission and p.PERMISSION_DENIED in text)
+    if permission and not decided:
         if w.RELATIVE_EXEC.search(text):
             kinds.setdefault("fixable", "./... Permission denied")
         elif w.SYSTEM_PATH.search(text):

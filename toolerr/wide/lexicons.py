@@ -1,6 +1,6 @@
 """The wide rule set's word lists and line patterns, assembled from words.py, general.py,
-agents.py and families.py in the order the tiers consult them, and grouped for lookup
-(toolerr.wide.probes). Data only: rules.py detects, classify.py classifies.
+agents.py, programs.py and families.py in the order the tiers consult them, and grouped for
+lookup (toolerr.wide.probes). Data only: rules.py detects, classify.py classifies.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import re
 
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import programs as p
 from exactserve.toolerr.wide import services as s
 from exactserve.toolerr.wide import tool_faults as f
 from exactserve.toolerr.wide import toolchains as t
@@ -23,7 +24,7 @@ from exactserve.toolerr.wide.scan import LineStart
 WORDS = {
     "phrases": (
         *(w.FAILURE_PHRASES + g.FAILURE_PHRASES + a.FAILURE_PHRASES),
-        *(t.FAILURE_PHRASES + s.FAILURE_PHRASES),
+        *(t.FAILURE_PHRASES + s.FAILURE_PHRASES + p.FAILURE_PHRASES),
         f.SHARING,  # (Notion's page not shared with the integration; round 13)
     ),
     "denial": w.DENIAL + a.DENIAL,
@@ -33,6 +34,7 @@ WORDS = {
     "timeout": w.OWN_TIMEOUT,
     "conditions": (
         *(w.CONDITIONS + g.CONDITIONS + a.CONDITIONS + t.CONDITIONS + s.CONDITIONS),
+        *p.CONDITIONS,
         *f.PRIVILEGE_DENIED,
     ),
     "unsure": w.UNSURE_NETWORK + g.UNSURE_NETWORK + a.UNSURE,
@@ -45,7 +47,10 @@ WORDS = {
         *s.UNRECOVERABLE_WORDS,
         *f.UNRECOVERABLE_WORDS,
     ),
-    "fixable": w.FIXABLE_WORDS + g.FIXABLE_WORDS + a.FIXABLE_WORDS + t.FIXABLE_WORDS,
+    "fixable": (
+        *(w.FIXABLE_WORDS + g.FIXABLE_WORDS + a.FIXABLE_WORDS + t.FIXABLE_WORDS),
+        *p.FIXABLE_WORDS,
+    ),
     # round 9's fixable words, looked up only where the list above found none (services.py)
     "late fixable": s.FIXABLE_WORDS,
 }
@@ -92,13 +97,13 @@ REPORT_LINE = FirstChar(
         alternative
         for body in (
             *(w.FAILURE_BODY, g.PREFIXED_BODY, g.ERRNO_BODY),
-            *(a.REPORT_BODY, t.REPORT_BODY, s.REPORT_BODY),
+            *(a.REPORT_BODY, t.REPORT_BODY, s.REPORT_BODY, p.REPORT_BODY),
         )
         for alternative in split_alternatives(body)
     ],
 )
 # The lines that end a failed command's output (make, shells, Windows cmd, wget, Yarn).
-TERMINAL_LINE = re.compile(rf"{g.TERMINAL_LINE.pattern}|{t.TERMINAL_BODY}")
+TERMINAL_LINE = re.compile(rf"{g.TERMINAL_LINE.pattern}|{t.TERMINAL_BODY}|{p.TERMINAL_BODY}")
 # The failure sentences at the text's edges (through their first characters, as REPORT_LINE).
 EDGE_SENTENCE = FirstChar("", [*split_alternatives(g.EDGE_SENTENCE.pattern), a.EDGE_BODY])
 BENIGN_REPORTS = g.BENIGN_REPORTS + a.BENIGN_REPORTS

@@ -1,6 +1,7 @@
 """The wide rule set: is a tool result a failure, and of which kind, on the whole evidence.
 This module detects; classify.py classifies, lexicons.py assembles the word lists and line
-patterns (words.py, general.py, agents.py, toolchains.py, families.py), lines.py reads lines.
+patterns (words.py, general.py, agents.py, toolchains.py, programs.py, families.py), lines.py
+reads lines.
 
 Detection reads the structure first (toolerr.wide.shapes): a wrapper's exit code decides
 (0: not a failure, whatever the words; non-zero: a failure), a JSON body decides by its
@@ -49,6 +50,7 @@ from typing import Any, NamedTuple
 
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
+from exactserve.toolerr.wide import programs as p
 from exactserve.toolerr.wide import toolchains as t
 from exactserve.toolerr.wide import words as w
 from exactserve.toolerr.wide.classify import classify_wide
@@ -190,6 +192,8 @@ def _detect(text: str, shape: Shape) -> tuple[str | None, str]:
         return "wide-line", f"line {quote(first_lines[0])}"
     if head.startswith("-----") and g.IPYTHON_TRACEBACK.match(head):
         return "wide-line", f"line {quote(first_lines[1])}"
+    if first_lines[0].startswith("Requests ") and p.VEGETA_REPORT.match(first_lines[0]):
+        return None, ""  # a load test's report: the errors it lists are the target's
     if w.DOCUMENT_START.match(first_lines[0]):
         # a comment line echoed by make or a shell opens like a document: make's own
         # failure on the last line still decides
@@ -241,10 +245,12 @@ def _later_failure(
         found = first_line_report(first_lines[0])
     if found:
         return "wide-line", f"line {quote(found.group(0))}"
+    record_passed = False  # a PowerShell error record that later output followed
     for line in first_lines[: t.PS_RECORD_LINES]:
         if line.startswith("At ") and t.PS_POSITION.match(line):  # a PowerShell error record
             if t.output_follows_record(text):
-                break  # a later statement ran and printed: the record's error did not stop it
+                record_passed = True  # a later statement ran and printed: the record's error
+                break  # did not stop it
             return "wide-line", f"line {quote(line)}"
     found = line_match((EDGE_SENTENCE,), first_lines[:2])
     if found:
@@ -280,6 +286,10 @@ def _later_failure(
         phrase = said[0] if said else None
     if phrase is not None:
         return "wide-phrase", f"phrase {quote(phrase)}"
+    if first_lines[0].startswith(p.MIETTE_FIRST) and first_lines[0][2:3].isalpha():
+        return "wide-line", f"line {quote(first_lines[0])}"  # a miette diagnostic opens it
+    if record_passed:  # decided, as an exit code of 0 decides: the learned model is not asked
+        return None, ""
     return None, NO_SHAPE
 
 

@@ -201,8 +201,10 @@ OUT_OF_MEMORY = ("Out of memory", "out of memory")
 # exceeding approved Total Regional Cores quota`, sent with 409 Conflict: the quota outranks
 # the status); round 15: Git LFS's storage or bandwidth quota of the account, as GitHub's
 # batch API answers a push or a pull (`batch response: This repository is over its data
-# quota. Purchase more data packs to restore access.`)
-QUOTA = ("InsufficientQuota", "Cores quota", "over its data quota")
+# quota. Purchase more data packs to restore access.`); round 16: a plan's limit per day, which
+# a 429 may carry (ipinfo's `You've hit the daily limit for the unauthenticated API.`): no
+# retry passes it before the day ends
+QUOTA = ("InsufficientQuota", "Cores quota", "over its data quota", "the daily limit")
 # Round 14: a quota per minute (Vertex AI's `Quota exceeded for aiplatform.googleapis.com/
 # online_prediction_input_tokens_per_minute_per_base_model`, sent with 429 RESOURCE_EXHAUSTED) is
 # a rate limit by its nature and a quota by its words; the corpus labels such texts both ways

@@ -66,7 +66,7 @@ COMMAND_DIAGNOSTIC = re.compile(
     r"^[^\n]{0,200}?[:(] ?(?:\[Errno [0-9]{1,3}\] )?"
     r"(?:No such file(?: or directory)?|Permission denied|command not found|Is a directory"
     r"|Not a directory|Operation not permitted|Read-only file system|No space left on device"
-    r"|cannot open|invalid option|unrecognized option)\b"
+    r"|cannot open|invalid option|unrecognized option|no space left on device)\b"
     r"|^[\w./\\-]{1,200}:[0-9]{1,7}(?::[0-9]{1,5})?: (?:fatal )?error:",
     re.MULTILINE,
 )
@@ -126,6 +126,9 @@ TEST_FAILED = LineStart(
     r"|FAILED \((?:failures|errors)=[0-9]{1,6}"
     r"|Tests: +[0-9]{1,6} failed|Failures:$|[0-9]{1,6} examples?, [1-9][0-9]{0,5} failures?"
     r"|test result: FAILED"
+    # round 16: a Rust test's own line (`test src/lib.rs - f (line 11) ... FAILED`), where the
+    # output stops before the run's verdict
+    r"|test [^\n]{1,300}? \.\.\. FAILED$"
     # round 15: Maven Surefire's count (`Tests run: 1339, Failures: 2, Errors: 0, Skipped: 6`,
     # with failures or errors)
     r"|(?:\[(?:INFO|ERROR)\] )?Tests run: [0-9]{1,6}, "
