@@ -12,7 +12,7 @@ from exactserve.toolerr.wide.classify import LEARNED
 
 CORPUS = Path(__file__).parent / "corpus"
 # Every split the wide rules are tuned on. `test` (a regression check) is not among them;
-# test11 to test18 became tuning data after their one evaluation (the newest held-out
+# test11 to test19 became tuning data after their one evaluation (the newest held-out
 # split is collected apart and never read here).
 TUNING_SPLITS = (
     "dev",
@@ -37,12 +37,13 @@ TUNING_SPLITS = (
     "test16",
     "test17",
     "test18",
+    "test19",
 )
 
 
 # The newest held-out split: frozen by SHA-256 and evaluated once; no rule is tuned on it
 # and the learned opinion is not trained on it until it joins the tuning data.
-HELD_OUT: tuple[str, ...] = ("test19",)
+HELD_OUT: tuple[str, ...] = ()
 
 
 def labelled_splits() -> list[str]:

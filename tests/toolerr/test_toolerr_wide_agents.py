@@ -156,6 +156,15 @@ KNOWN_FALSE_DETECTIONS = {
     # `completed` follows, says success
     "t18-fundwise-zerion-smoke-exit2",
     "t18-voder-website-gitrm-pathspec",
+    # test19 (tuned on since round 17): a Codex command that ran ruff, mypy and `git diff
+    # --check` in turn, whose text ends ruff's report of one finding (`Found 1 error.`) before
+    # mypy's `Success: no issues found`, recorded with exit code 0, and SQLAlchemy's FAQ run of
+    # its reconnecting recipe, whose logged `OperationalError` traceback (`MySQL server has
+    # gone away`) the pings after it outlive: the same texts are what a failed lint and a
+    # failed query print, and only the recorded exit code, or the recipe the page explains,
+    # says success
+    "t19-speckitty-ruff-then-mypy",
+    "t19-sqlalchemy-reconnect",
 }
 
 
@@ -209,8 +218,16 @@ def test_no_definite_failure_gets_a_wrong_kind():
     moments before (transient by the maintainers, who explain the proxy has not fetched it
     yet; fixable on two test18 records of the checksum database's 410), and ssh's `Connection
     timed out` under Deployer that the reporter traced to a wrong port in deploy.php
-    (fixable by the thread). (A Bitbucket server's 404 under a JSON-RPC internal error is
-    `ambiguous` since round 10.)"""
+    (fixable by the thread); and two of test19 (tuned on since round 17): Exa's hosted MCP
+    answering 429 with `You've hit Exa's free MCP rate limit` (unrecoverable by its note: a
+    free tier's limit, which only the user's own API key lifts; transient by the status and
+    the words, as every other 429 rate limit of the corpus), and git's `could not read
+    Username` in a workflow whose push command named the wrong authorization scheme (fixable
+    by the thread; unrecoverable on test4's same message). Since the learned model was
+    retrained with test19 it also detects test17's quoted `Permission denied (publickey)`
+    that passed the next day (transient by the thread), and calls it unrecoverable, as the
+    text reads. (A Bitbucket server's 404 under a JSON-RPC internal error is `ambiguous`
+    since round 10.)"""
     wrong = set()
     for record_id, record in RECORDS.items():
         failures = wide_verdict(record)
@@ -250,4 +267,11 @@ def test_no_definite_failure_gets_a_wrong_kind():
         # maintainers), and an ssh timeout from a wrong port (fixable by the thread)
         "t18-cue-1667",
         "t18-laravel-deployer-ssh-port-timeout",
+        # test17: ssh's `Permission denied (publickey)` that passed the next day (transient
+        # by the thread), which the learned model retrained with test19 detects as it reads
+        "t17-earthml-git-pull-publickey-hiccup",
+        # test19: a free tier's 429 rate limit (unrecoverable by its note), and git's missing
+        # credentials traced to the push command's own authorization (fixable by the thread)
+        "t19-nimbus-exa-ratelimit",
+        "t19-dry-aged-deps-nousername",
     }

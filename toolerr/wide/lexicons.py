@@ -1,6 +1,7 @@
 """The wide rule set's word lists and line patterns, assembled from words.py, general.py,
-agents.py, programs.py and families.py in the order the tiers consult them, and grouped for
-lookup (toolerr.wide.probes). Data only: rules.py detects, classify.py classifies.
+agents.py, programs.py, reports.py and families.py in the order the tiers consult them, and
+grouped for lookup (toolerr.wide.probes). Data only: rules.py detects, classify.py
+classifies.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from exactserve.toolerr.wide import agents as a
 from exactserve.toolerr.wide import general as g
 from exactserve.toolerr.wide import programs as p
+from exactserve.toolerr.wide import reports as r
 from exactserve.toolerr.wide import services as s
 from exactserve.toolerr.wide import tool_faults as f
 from exactserve.toolerr.wide import toolchains as t
@@ -24,17 +26,17 @@ from exactserve.toolerr.wide.scan import LineStart
 WORDS = {
     "phrases": (
         *(w.FAILURE_PHRASES + g.FAILURE_PHRASES + a.FAILURE_PHRASES),
-        *(t.FAILURE_PHRASES + s.FAILURE_PHRASES + p.FAILURE_PHRASES),
+        *(t.FAILURE_PHRASES + s.FAILURE_PHRASES + p.FAILURE_PHRASES + r.FAILURE_PHRASES),
         f.SHARING,  # (Notion's page not shared with the integration; round 13)
     ),
-    "denial": w.DENIAL + a.DENIAL,
+    "denial": w.DENIAL + a.DENIAL + r.DENIAL,
     "quota": w.QUOTA + g.QUOTA + a.QUOTA + t.QUOTA + s.QUOTA,
     "retry": w.RETRY_AFTER,
-    "rate": w.RATE_LIMIT + g.RATE_LIMIT,
+    "rate": w.RATE_LIMIT + g.RATE_LIMIT + r.RATE_LIMIT,
     "timeout": w.OWN_TIMEOUT,
     "conditions": (
         *(w.CONDITIONS + g.CONDITIONS + a.CONDITIONS + t.CONDITIONS + s.CONDITIONS),
-        *p.CONDITIONS,
+        *(p.CONDITIONS + r.CONDITIONS),
         *f.PRIVILEGE_DENIED,
     ),
     "unsure": w.UNSURE_NETWORK + g.UNSURE_NETWORK + a.UNSURE,
@@ -46,10 +48,11 @@ WORDS = {
         *t.UNRECOVERABLE_WORDS,
         *s.UNRECOVERABLE_WORDS,
         *f.UNRECOVERABLE_WORDS,
+        *r.UNRECOVERABLE_WORDS,
     ),
     "fixable": (
         *(w.FIXABLE_WORDS + g.FIXABLE_WORDS + a.FIXABLE_WORDS + t.FIXABLE_WORDS),
-        *p.FIXABLE_WORDS,
+        *(p.FIXABLE_WORDS + r.FIXABLE_WORDS),
     ),
     # round 9's fixable words, looked up only where the list above found none (services.py)
     "late fixable": s.FIXABLE_WORDS,
@@ -97,7 +100,7 @@ REPORT_LINE = FirstChar(
         alternative
         for body in (
             *(w.FAILURE_BODY, g.PREFIXED_BODY, g.ERRNO_BODY),
-            *(a.REPORT_BODY, t.REPORT_BODY, s.REPORT_BODY, p.REPORT_BODY),
+            *(a.REPORT_BODY, t.REPORT_BODY, s.REPORT_BODY, p.REPORT_BODY, r.REPORT_BODY),
         )
         for alternative in split_alternatives(body)
     ],

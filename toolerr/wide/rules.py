@@ -1,7 +1,7 @@
 """The wide rule set: is a tool result a failure, and of which kind, on the whole evidence.
 This module detects; classify.py classifies, lexicons.py assembles the word lists and line
-patterns (words.py, general.py, agents.py, toolchains.py, programs.py, families.py), lines.py
-reads lines.
+patterns (words.py, general.py, agents.py, toolchains.py, programs.py, reports.py,
+families.py), lines.py reads lines.
 
 Detection reads the structure first (toolerr.wide.shapes): a wrapper's exit code decides
 (0: not a failure, whatever the words; non-zero: a failure), a JSON body decides by its

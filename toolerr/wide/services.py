@@ -239,7 +239,8 @@ def json_error_body(value: dict[str, Any]) -> str | None:
     """The evidence that a JSON object is an API's error body in a layout other than an
     `error` member, or None: a non-empty `errors` list of error objects or strings; GitHub's
     error layout (`message` with `documentation_url`); an error code with its summary (Okta's
-    `errorCode` and `errorSummary`)."""
+    `errorCode` and `errorSummary`); an AWS SDK for JavaScript v3 error serialized whole
+    (`{"name": "ThrottlingException", "$fault": "client", "$metadata": {...}}`)."""
     errors = value.get("errors")
     if isinstance(errors, list) and errors:
         first = errors[0]
@@ -252,4 +253,6 @@ def json_error_body(value: dict[str, Any]) -> str | None:
     code = value.get("errorCode")
     if isinstance(code, str) and code and ("errorSummary" in value or "errorMessage" in value):
         return "JSON errorCode"
+    if "$fault" in value and "$metadata" in value:  # AWS's SDK for JavaScript v3 (round 17)
+        return "JSON $fault"
     return None

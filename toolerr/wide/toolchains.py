@@ -308,7 +308,8 @@ FIXABLE_FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
 # A finding at a source location among the first lines of a failed command's output (the
 # first FINDING_HEAD characters; classify.py, the last tier's fixable evidence): a linter's
 # rule code after the location (flake8, ruff, pycodestyle: `a.py:5:67: W291 trailing
-# whitespace`), and Go's `file.go:64: ` (go vet, go build).
+# whitespace`; pylint's with a colon, `a.py:5:0: C0103: Constant name ...`, round 17), and
+# Go's `file.go:64: ` (go vet, go build).
 FINDING_HEAD = 400
-LINT_FINDING = re.compile(r":[0-9]{1,7}:[0-9]{1,5}: [A-Z]{1,3}[0-9]{3,4} ")
+LINT_FINDING = re.compile(r":[0-9]{1,7}:[0-9]{1,5}: [A-Z]{1,3}[0-9]{3,4}:? ")
 GO_LOCATION = LineStart(r"[ \t]{0,8}[\w./-]{1,200}\.go:[0-9]{1,7}(?::[0-9]{1,5})?: ")

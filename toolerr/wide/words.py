@@ -274,7 +274,7 @@ HTTP_STATUS = tuple(
 # fast substring search (a pattern opening with `[45]` is tried at every character).
 STATUS_CONTEXT = (
     re.compile(r"rror(?: [Cc]ode:? |: | \(| )([45][0-9]{2})(?![0-9])"),
-    re.compile(r"tatus(?: ?[Cc]ode)?(?: ?:? |=)([45][0-9]{2})(?![0-9])"),
+    re.compile(r"tatus(?: ?[Cc]ode)?(?: ?:? |=| of )([45][0-9]{2})(?![0-9])"),
 )
 HTTP_SCOPE = 1024  # statuses are read from the start of the evidence window only
 
