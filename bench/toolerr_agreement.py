@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "toolerr"))
-from corpus_records import CORPUS, read_split  # noqa: E402
+from corpus_records import CORPUS  # noqa: E402
 
 from exactserve.toolerr.evaluate import (  # noqa: E402
     DEFINITE,
@@ -47,10 +47,11 @@ def score(pairs: list[tuple[str, str]]) -> str:
 
 
 def main() -> None:
-    corpus = {}
-    for path in sorted(CORPUS.glob("*.jsonl")):
-        lines = [json.dumps(r, ensure_ascii=False) for r in read_split(path.stem)]
-        corpus.update({record.id: record for record in read_records(lines)})
+    corpus = {
+        record.id: record
+        for path in sorted(CORPUS.glob("*.jsonl"))
+        for record in read_records(path.read_text("utf-8").splitlines())
+    }
     for path in sorted(SECOND_LABELS.glob("*.jsonl")):
         second = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
         records = [corpus[s["id"]] for s in second]

@@ -102,14 +102,20 @@ def read_records(lines: Iterable[str]) -> list[Record]:
     return records
 
 
+def conversation(text: str, is_error: bool, tool: str = "") -> tuple[Message, ...]:
+    """A tool result as the rules read it in a request: one tool message, after an assistant
+    message calling `tool` where a name is given."""
+    message = Message(role="tool", content=text, tool_call_id="c", is_error=is_error)
+    if not tool:
+        return (message,)
+    call = ToolCall(id="c", name=tool, arguments="{}", origin=0)
+    return (Message(role="assistant", content="", tool_calls=(call,)), message)
+
+
 def predict(record: Record, rules: str) -> str:
     """The kind the rule set gives the record, or `none` when it is not detected."""
-    message = Message(role="tool", content=record.text, tool_call_id="c", is_error=record.is_error)
-    conversation: tuple[Message, ...] = (message,)
-    if record.tool:
-        call = ToolCall(id="c", name=record.tool, arguments="{}", origin=0)
-        conversation = (Message(role="assistant", content="", tool_calls=(call,)), message)
-    failures = detect(conversation, record.user_agent, rules)  # (only a tool message fails)
+    messages = conversation(record.text, record.is_error, record.tool)
+    failures = detect(messages, record.user_agent, rules)  # (only a tool message fails)
     return failures[0].kind if failures else "none"
 
 

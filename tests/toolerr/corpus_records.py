@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from exactserve.toolerr.detect import detect
-from exactserve.toolerr.messages import Message, ToolCall
+from exactserve.toolerr.evaluate import conversation
 from exactserve.toolerr.wide.classify import LEARNED
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -65,12 +65,8 @@ def wide_verdict(record: dict) -> list:
     """The wide rules' failures for a corpus record read as one tool message (its `is_error`
     flag as the source showed it; no User-Agent), after an assistant message calling the
     record's `tool` where it names one (as `toolerr --eval` reads it)."""
-    message = Message("tool", record["text"], tool_call_id="c", is_error=record["is_error"])
-    conversation: tuple[Message, ...] = (message,)
-    if record.get("tool"):
-        call = ToolCall("c", record["tool"], "{}", 0)
-        conversation = (Message("assistant", "", tool_calls=(call,)), message)
-    return detect(conversation, "", "wide")
+    messages = conversation(record["text"], record["is_error"], record.get("tool", ""))
+    return detect(messages, "", "wide")
 
 
 def rules_kind(verdict) -> str:

@@ -25,23 +25,14 @@ from __future__ import annotations
 
 import pytest
 from corpus_records import TUNING_SPLITS, records_by_id
-from round_checks import (
-    check_cause,
-    check_documented_detection,
-    check_undetected_success,
-    without_learned_model,
-)
+from round_checks import corpus_tests
 
 from exactserve.toolerr.wide import classify_wide, judge
 
 RECORDS = records_by_id(TUNING_SPLITS)
 
 
-@pytest.fixture(autouse=True)
-def rules_alone():
-    """These tests are the rules' own: the learned model is patched out."""
-    with without_learned_model():
-        yield
+pytestmark = pytest.mark.usefixtures("rules_alone")  # the learned model patched out
 
 
 # Successes that hold the new words and stay undetected: a README listing `Address already in
@@ -205,19 +196,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("record_id", SUCCESSES)
-def test_successes_stay_undetected(record_id):
-    check_undetected_success(RECORDS[record_id])
-
-
-@pytest.mark.parametrize("record_id", DOCUMENTED_DETECTIONS)
-def test_documented_detections_of_test16_successes(record_id):
-    check_documented_detection(RECORDS[record_id])
-
-
-@pytest.mark.parametrize(("record_id", "rule", "kind", "evidence"), CASES)
-def test_general_causes_of_test16_misses(record_id, rule, kind, evidence):
-    check_cause(RECORDS[record_id], rule, kind, evidence)
+test_successes, test_documented_detections, test_general_causes = corpus_tests(
+    RECORDS, SUCCESSES, DOCUMENTED_DETECTIONS, CASES
+)
 
 
 @pytest.mark.parametrize(
